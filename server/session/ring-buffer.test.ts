@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { DEFAULT_BUFFER_BYTES, INITIAL_STORE_BYTES, RingBuffer } from "./ring-buffer.ts";
+
+const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
+const text = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+describe("RingBuffer", () => {
+  it("defaults to 4 MiB and starts empty at offset 0", () => {
+    const ring = new RingBuffer();
+    expect(DEFAULT_BUFFER_BYTES).toBe(4 * 1024 * 1024);
+    expect(ring.capacity).toBe(DEFAULT_BUFFER_BYTES);
+    expect([ring.start, ring.end, ring.truncated]).toEqual([0, 0, false]);
+    expect(ring.slice(0).length).toBe(0);
+    expect(ring.has(0)).toBe(true);
+    expect(ring.has(1)).toBe(false);
+  });
+
+  it("rejects a capacity that is not a positive integer", () => {
+    expect(() => new RingBuffer(0)).toThrow(RangeError);
+    expect(() => new RingBuffer(1.5)).toThrow(RangeError);
+  });
+
+  it("appending exactly to capacity keeps everything; one byte more drops the oldest", () => {
+    const ring = new RingBuffer(8);
+    ring.append(bytes("abcd"));
+    ring.append(bytes("efgh"));
+    expect([ring.start, ring.end, ring.truncated]).toEqual([0, 8, false]);
+    expect(text(ring.slice(0))).toBe("abcdefgh");
+
+    ring.append(bytes("i"));
+    expect([ring.start, ring.end, ring.truncated]).toEqual([1, 9, true]);
+    expect(text(ring.slice(1))).toBe("bcdefghi");
+    expect(() => ring.slice(0)).toThrow(RangeError);
+  });
+
+  it("a chunk equal to capacity replaces all retained bytes", () => {
+    const ring = new RingBuffer(8);
+    ring.append(bytes("xyz"));
+    ring.append(bytes("01234567"));
+    expect([ring.start, ring.end]).toEqual([3, 11]);
+    expect(text(ring.slice(ring.start))).toBe("01234567");
+  });
+
+  it("a chunk larger than capacity keeps only its tail", () => {
+    const ring = new RingBuffer(8);
+    ring.append(bytes("ab"));
+    ring.append(bytes("0123456789ABCDEFGHIJ"));
+    expect([ring.start, ring.end, ring.truncated]).toEqual([14, 22, true]);
+    expect(text(ring.slice(14))).toBe("CDEFGHIJ");
+    ring.append(bytes("K"));
+    expect(text(ring.slice(ring.start))).toBe("DEFGHIJK");
+  });
+
+  it("many one-byte appends keep the last capacity bytes", () => {
+    const ring = new RingBuffer(10);
+    for (let i = 0; i < 1000; i++) ring.append(Uint8Array.of(i & 0xff));
+    expect([ring.start, ring.end]).toEqual([990, 1000]);
+    expect(Array.from(ring.slice(990))).toEqual(Array.from({ length: 10 }, (_, k) => (990 + k) & 0xff));
+  });
+
+  it("slices across the physical wrap point with exact contents", () => {
+    const ring = new RingBuffer(8);
+    ring.append(bytes("abcdef"));
+    ring.append(bytes("ghij")); // "gh" lands at the end of the store, "ij" wraps to its front
+    expect([ring.start, ring.end]).toEqual([2, 10]);
+    expect(text(ring.slice(2))).toBe("cdefghij");
+    expect(text(ring.slice(5, 9))).toBe("fghi");
+    expect(text(ring.slice(7, 8))).toBe("h");
+    expect(text(ring.slice(8, 10))).toBe("ij");
+    expect(text(ring.slice(10))).toBe("");
+  });
+
+  it("has() is true on [start, end] and false just outside", () => {
+    const ring = new RingBuffer(4);
+    ring.append(bytes("abcdef"));
+    expect([ring.start, ring.end]).toEqual([2, 6]);
+    expect(ring.has(1)).toBe(false);
+    expect(ring.has(2)).toBe(true);
+    expect(ring.has(6)).toBe(true);
+    expect(ring.has(7)).toBe(false);
+    expect(ring.has(2.5)).toBe(false);
+  });
+
+  it("slice() throws RangeError outside the retained range or for a reversed range", () => {
+    const ring = new RingBuffer(4);
+    ring.append(bytes("abcdef"));
+    expect(() => ring.slice(1)).toThrow(RangeError);
+    expect(() => ring.slice(2, 7)).toThrow(RangeError);
+    expect(() => ring.slice(5, 4)).toThrow(RangeError);
+    expect(() => ring.slice(NaN)).toThrow(RangeError);
+  });
+
+  it("slice() returns a copy that later appends do not change", () => {
+    const ring = new RingBuffer(4);
+    ring.append(bytes("abcd"));
+    const copy = ring.slice(0);
+    ring.append(bytes("wxyz"));
+    expect(text(copy)).toBe("abcd");
+  });
+
+  it("reset() starts a new generation at offset 0", () => {
+    const ring = new RingBuffer(4);
+    ring.append(bytes("abcdef"));
+    ring.reset();
+    expect([ring.start, ring.end, ring.truncated]).toEqual([0, 0, false]);
+    ring.append(bytes("xy"));
+    expect(text(ring.slice(0))).toBe("xy");
+  });
+
+  it("500 000 numbered lines through a small ring keep the exact tail", () => {
+    const capacity = 3 * INITIAL_STORE_BYTES + 123; // grows through several store sizes before wrapping
+    const ring = new RingBuffer(capacity);
+    const lines: string[] = [];
+    for (let n = 1; n <= 500_000; n++) {
+      const line = `line ${n}\n`;
+      lines.push(line);
+      ring.append(bytes(line));
+    }
+    const all = Buffer.from(lines.join(""));
+    expect(ring.end).toBe(all.length);
+    expect(ring.start).toBe(all.length - capacity);
+    expect(Buffer.from(ring.slice(ring.start)).equals(all.subarray(all.length - capacity))).toBe(true);
+    expect(text(ring.slice(ring.end - "line 500000\n".length))).toBe("line 500000\n");
+  });
+
+  it("matches a byte-array model for any sequence of appends", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 3 * INITIAL_STORE_BYTES }),
+        fc.array(fc.integer({ min: 0, max: 4 * INITIAL_STORE_BYTES }), { maxLength: 30 }),
+        (capacity, sizes) => {
+          const ring = new RingBuffer(capacity);
+          const model: number[] = [];
+          let seq = 0;
+          for (const size of sizes) {
+            const chunk = new Uint8Array(size);
+            for (let k = 0; k < size; k++) chunk[k] = seq++ & 0xff;
+            ring.append(chunk);
+            for (const b of chunk) model.push(b);
+            const kept = model.slice(Math.max(0, model.length - capacity));
+            expect(ring.end).toBe(model.length);
+            expect(ring.start).toBe(model.length - kept.length);
+            expect(Buffer.from(ring.slice(ring.start)).equals(Buffer.from(kept))).toBe(true);
+            const mid = ring.start + Math.floor(kept.length / 3);
+            expect(Buffer.from(ring.slice(mid, mid + Math.floor(kept.length / 3))).equals(
+              Buffer.from(kept.slice(mid - ring.start, mid - ring.start + Math.floor(kept.length / 3))),
+            )).toBe(true);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("an idle session's ring costs kilobytes, not its capacity", () => {
+    const count = 200;
+    const before = process.memoryUsage().arrayBuffers;
+    const rings: RingBuffer[] = [];
+    for (let i = 0; i < count; i++) {
+      const ring = new RingBuffer();
+      ring.append(bytes("user@host:~$ ")); // a prompt, as an idle shell leaves it
+      rings.push(ring);
+    }
+    const perRing = (process.memoryUsage().arrayBuffers - before) / count;
+    expect(rings.every((r) => r.end === 13)).toBe(true);
+    expect(perRing).toBeLessThan(64 * 1024);
+  });
+});
