@@ -1,0 +1,67 @@
+/**
+ * A small argv parser: `--name value`, `--name=value`, boolean `--flag`, and `--` ending options.
+ * Each serve flag also reads `WEBMUX_<NAME>` from the environment (flag wins).
+ */
+export type FlagSpec = { name: string; kind: "string" | "boolean"; help: string; short?: string };
+
+export class UsageError extends Error {}
+
+export type ParsedArgs = { flags: Map<string, string | boolean>; positionals: string[]; rest: string[] };
+
+export function parseArgs(argv: string[], specs: FlagSpec[]): ParsedArgs {
+  const byName = new Map(specs.map((s) => [s.name, s]));
+  const byShort = new Map(specs.filter((s) => s.short).map((s) => [s.short!, s]));
+  const flags = new Map<string, string | boolean>();
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") return { flags, positionals, rest: argv.slice(i + 1) };
+    let spec: FlagSpec | undefined;
+    let inline: string | undefined;
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+      inline = eq === -1 ? undefined : arg.slice(eq + 1);
+      spec = byName.get(name);
+      if (!spec) throw new UsageError(`unknown option --${name}`);
+    } else if (arg.startsWith("-") && arg.length === 2) {
+      spec = byShort.get(arg.slice(1));
+      if (!spec) throw new UsageError(`unknown option ${arg}`);
+    } else {
+      positionals.push(arg);
+      continue;
+    }
+    if (spec.kind === "boolean") {
+      if (inline !== undefined && !["true", "false", "1", "0"].includes(inline)) {
+        throw new UsageError(`--${spec.name} takes no value`);
+      }
+      flags.set(spec.name, inline === undefined || inline === "true" || inline === "1");
+    } else {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new UsageError(`--${spec.name} needs a value`);
+      flags.set(spec.name, value);
+    }
+  }
+  return { flags, positionals, rest: [] };
+}
+
+/** `WEBMUX_BUFFER_BYTES` for `buffer-bytes`. */
+export function envName(flag: string): string {
+  return "WEBMUX_" + flag.toUpperCase().replace(/-/g, "_");
+}
+
+export function flagOrEnv(
+  parsed: ParsedArgs,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): string | boolean | undefined {
+  const fromFlag = parsed.flags.get(name);
+  if (fromFlag !== undefined) return fromFlag;
+  return env[envName(name)];
+}
+
+export function usage(specs: FlagSpec[]): string {
+  return specs
+    .map((s) => `  --${s.name}${s.kind === "string" ? " <value>" : ""}`.padEnd(28) + `${s.help} [${envName(s.name)}]`)
+    .join("\n");
+}

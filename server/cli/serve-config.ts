@@ -1,0 +1,84 @@
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
+
+/** Default port: high, unassigned and easy to remember. */
+export const DEFAULT_PORT = 8999;
+/** Replay ring per session: enough for a few screens of a chatty agent's history. */
+export const DEFAULT_BUFFER_BYTES = 4 * 1024 * 1024;
+/** Below this a ring cannot hold one full-screen repaint of a large terminal. */
+export const MIN_BUFFER_BYTES = 64 * 1024;
+/** Above this a hundred sessions would exhaust a small machine's memory. */
+export const MAX_BUFFER_BYTES = 1024 * 1024 * 1024;
+
+export const SERVE_FLAGS: FlagSpec[] = [
+  { name: "host", kind: "string", help: "address to listen on (default 127.0.0.1)" },
+  { name: "port", kind: "string", help: `port (default ${DEFAULT_PORT}; 0 picks a free one)` },
+  { name: "token", kind: "string", help: "global token (default: generated, kept in the data dir)" },
+  { name: "data-dir", kind: "string", help: "state directory (default $XDG_STATE_HOME/webmux)" },
+  { name: "shell", kind: "string", help: "shell for new sessions (default $SHELL or /bin/bash)" },
+  { name: "buffer-bytes", kind: "string", help: "replay ring per session in bytes (default 4 MiB)" },
+  { name: "open-api", kind: "boolean", help: "enable the Agent API (sets open_api.enabled)" },
+  { name: "build-if-needed", kind: "boolean", help: "build the web client first if it is missing or stale" },
+  { name: "help", kind: "boolean", help: "show this help", short: "h" },
+];
+
+export type ServeConfig = {
+  host: string;
+  port: number;
+  token: string | null;
+  dataDir: string;
+  shell: string;
+  bufferBytes: number;
+  openApi: boolean | null;
+  buildIfNeeded: boolean;
+  help: boolean;
+};
+
+export function defaultDataDir(env: NodeJS.ProcessEnv): string {
+  const base = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
+  return join(base, "webmux");
+}
+
+function parseIntStrict(name: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new UsageError(`--${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function asBool(v: string | boolean | undefined): boolean | null {
+  if (v === undefined) return null;
+  if (typeof v === "boolean") return v;
+  if (["1", "true", "yes", "on"].includes(v.toLowerCase())) return true;
+  if (["0", "false", "no", "off", ""].includes(v.toLowerCase())) return false;
+  throw new UsageError(`expected a boolean, got "${v}"`);
+}
+
+export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeConfig {
+  const parsed = parseArgs(argv, SERVE_FLAGS);
+  if (parsed.positionals.length) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
+  const get = (name: string) => {
+    const v = flagOrEnv(parsed, name, env);
+    return typeof v === "string" ? v : undefined;
+  };
+  const host = get("host") || "127.0.0.1";
+  const port = get("port") !== undefined ? parseIntStrict("port", get("port")!, 0, 65535) : DEFAULT_PORT;
+  const bufferBytes =
+    get("buffer-bytes") !== undefined
+      ? parseIntStrict("buffer-bytes", get("buffer-bytes")!, MIN_BUFFER_BYTES, MAX_BUFFER_BYTES)
+      : DEFAULT_BUFFER_BYTES;
+  const token = get("token") ?? null;
+  if (token !== null && token.length < 16) throw new UsageError("--token must be at least 16 characters");
+  return {
+    host,
+    port,
+    token,
+    dataDir: resolve(get("data-dir") || defaultDataDir(env)),
+    shell: get("shell") || env.SHELL || "/bin/bash",
+    bufferBytes,
+    openApi: asBool(flagOrEnv(parsed, "open-api", env)),
+    buildIfNeeded: asBool(flagOrEnv(parsed, "build-if-needed", env)) ?? false,
+    help: parsed.flags.get("help") === true,
+  };
+}

@@ -1,0 +1,234 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { ErrorCode } from "../contract/types.ts";
+import { Authenticator, clientAddress, isSameOrigin, type Authenticated } from "./auth.ts";
+import { expectObject, readJson, requiredString } from "./body.ts";
+import { ApiError, errorBody, sendError } from "./errors.ts";
+import { StaticFiles } from "./static.ts";
+
+export type RouteContext = {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Record<string, string>;
+  url: URL;
+  auth: Authenticated;
+};
+
+/** A handler returns a value to send as JSON (status 200 unless it sets one), or answers `res` itself. */
+export type RouteHandler = (ctx: RouteContext) => Promise<unknown> | unknown;
+
+export type Route = { method: string; pattern: RegExp; keys: string[]; handler: RouteHandler };
+
+/** A WebSocket endpoint: called after authentication; it must complete or refuse the upgrade. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, ctx: { params: Record<string, string>; url: URL; auth: Authenticated }) => void;
+
+type UpgradeRoute = { pattern: RegExp; keys: string[]; handler: UpgradeHandler };
+
+/** Marks a handler result as "answered already" (e.g. streamed, 204). */
+export const HANDLED = Symbol("handled");
+
+export class JsonResponse {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+function compile(path: string): { pattern: RegExp; keys: string[] } {
+  const keys: string[] = [];
+  const source = path.replace(/:([a-zA-Z]+)/g, (_, key: string) => {
+    keys.push(key);
+    return "([^/]+)";
+  });
+  return { pattern: new RegExp(`^${source}$`), keys };
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** Refuse a WebSocket handshake with a plain HTTP answer: no upgrade happens. */
+export function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(errorBody(code, message));
+  const reason = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 429: "Too Many Requests", 503: "Service Unavailable" }[status] ?? "Error";
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Routing, authentication and the one error path for every HTTP request and WebSocket handshake.
+ * Everything under /api/ and /ws/ needs a credential; the app shell does not.
+ */
+export class App {
+  private readonly routes: Route[] = [];
+  private readonly upgrades: UpgradeRoute[] = [];
+
+  constructor(
+    readonly auth: Authenticator,
+    readonly staticFiles: StaticFiles,
+  ) {
+    this.route("POST", "/api/login", (ctx) => this.login(ctx));
+    this.route("POST", "/api/logout", ({ res }) => {
+      res.writeHead(204, { "set-cookie": this.auth.logoutCookie(), "cache-control": "no-store" });
+      res.end();
+      return HANDLED;
+    });
+  }
+
+  route(method: string, path: string, handler: RouteHandler): void {
+    this.routes.push({ method, ...compile(path), handler });
+  }
+
+  websocket(path: string, handler: UpgradeHandler): void {
+    this.upgrades.push({ ...compile(path), handler });
+  }
+
+  handleRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    void this.dispatch(req, res).catch((err) => sendError(res, err));
+  };
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const path = url.pathname;
+    if (path.startsWith("/api/") || path === "/api") {
+      await this.dispatchApi(req, res, url);
+      return;
+    }
+    if (path.startsWith("/ws/")) {
+      throw new ApiError(ErrorCode.INVALID_REQUEST, "this path takes a WebSocket upgrade");
+    }
+    if (path === "/" && url.searchParams.has("token")) {
+      this.loginByLink(req, res, url);
+      return;
+    }
+    if (!this.staticFiles.serve(req, res, path)) {
+      if (!this.staticFiles.available && (path === "/" || path === "/index.html")) {
+        res.writeHead(503, { "content-type": "text/plain; charset=utf-8" });
+        res.end("webmux: the web client is not built; run `npm run build` (or `npm start`, which builds it)\n");
+        return;
+      }
+      throw new ApiError(ErrorCode.NOT_FOUND, `no such file: ${path}`);
+    }
+  }
+
+  private async dispatchApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    let matchedPath = false;
+    for (const route of this.routes) {
+      const m = route.pattern.exec(url.pathname);
+      if (!m) continue;
+      matchedPath = true;
+      if (route.method !== req.method) continue;
+      const params: Record<string, string> = {};
+      route.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1]!)));
+      const isLogin = url.pathname === "/api/login";
+      const auth = isLogin ? null : this.authenticateOrRefuse(req, res);
+      if (!isLogin && !auth) return;
+      const result = await route.handler({ req, res, params, url, auth: auth! });
+      if (result === HANDLED) return;
+      if (result instanceof JsonResponse) sendJson(res, result.status, result.body, result.headers);
+      else sendJson(res, 200, result);
+      return;
+    }
+    // Unknown API paths still need a credential first: no probing without one.
+    if (!this.authenticateOrRefuse(req, res)) return;
+    if (matchedPath) throw new ApiError(ErrorCode.INVALID_REQUEST, `${req.method} is not allowed on ${url.pathname}`, {});
+    throw new ApiError(ErrorCode.NOT_FOUND, `no such route: ${req.method} ${url.pathname}`);
+  }
+
+  /** Authenticates, or answers 401 (held back after repeated failures) and returns null. */
+  private authenticateOrRefuse(req: IncomingMessage, res: ServerResponse): Authenticated | null {
+    const auth = this.auth.authenticate(req);
+    if (auth) return auth;
+    this.refuse(req, () => sendError(res, new ApiError(ErrorCode.UNAUTHORIZED, "missing or invalid credential", { "www-authenticate": "Bearer" })), () => res.destroy());
+    return null;
+  }
+
+  /** Count a failure when a credential was offered, then answer after the address's delay (or drop it). */
+  private refuse(req: IncomingMessage, answer: () => void, drop: () => void): void {
+    if (!this.auth.hasCredential(req)) {
+      answer();
+      return;
+    }
+    const address = clientAddress(req);
+    const delay = this.auth.throttle.fail(address);
+    if (delay === null) drop();
+    else this.auth.throttle.hold(address, delay, answer);
+  }
+
+  private async login({ req, res }: RouteContext): Promise<symbol> {
+    const body = expectObject(await readJson(req));
+    const token = requiredString(body, "token", 512);
+    const address = clientAddress(req);
+    const principal = this.auth.resolveToken(token);
+    if (!principal) {
+      const delay = this.auth.throttle.fail(address);
+      if (delay === null) {
+        res.destroy();
+        return HANDLED;
+      }
+      await new Promise<void>((resolve) => this.auth.throttle.hold(address, delay, resolve));
+      throw new ApiError(ErrorCode.UNAUTHORIZED, "wrong token");
+    }
+    this.auth.throttle.succeed(address);
+    res.writeHead(204, { "set-cookie": this.auth.loginCookie(principal), "cache-control": "no-store" });
+    res.end();
+    return HANDLED;
+  }
+
+  /** `GET /?token=…`: the login link printed at start. Sets the cookie and sends the browser to a clean URL. */
+  private loginByLink(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const token = url.searchParams.get("token") ?? "";
+    const principal = this.auth.resolveToken(token);
+    const address = clientAddress(req);
+    const redirect = (extra: Record<string, string>) => {
+      res.writeHead(302, { location: "/", "cache-control": "no-store", "referrer-policy": "no-referrer", ...extra });
+      res.end();
+    };
+    if (!principal) {
+      const delay = this.auth.throttle.fail(address);
+      if (delay === null) res.destroy();
+      else this.auth.throttle.hold(address, delay, () => redirect({}));
+      return;
+    }
+    this.auth.throttle.succeed(address);
+    redirect({ "set-cookie": this.auth.loginCookie(principal) });
+  }
+
+  handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on("error", () => socket.destroy());
+    try {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const auth = this.auth.authenticate(req);
+      if (!auth) {
+        this.refuse(req, () => refuseUpgrade(socket, 401, ErrorCode.UNAUTHORIZED, "missing or invalid credential"), () => socket.destroy());
+        return;
+      }
+      if (auth.via === "cookie" && !isSameOrigin(req)) {
+        refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "cross-origin WebSocket refused");
+        return;
+      }
+      for (const route of this.upgrades) {
+        const m = route.pattern.exec(url.pathname);
+        if (!m) continue;
+        const params: Record<string, string> = {};
+        route.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1]!)));
+        route.handler(req, socket, head, { params, url, auth });
+        return;
+      }
+      refuseUpgrade(socket, 404, ErrorCode.NOT_FOUND, `no WebSocket endpoint at ${url.pathname}`);
+    } catch (err) {
+      console.error("webmux: upgrade failed:", err);
+      refuseUpgrade(socket, 400, ErrorCode.INVALID_REQUEST, "bad upgrade request");
+    }
+  };
+}

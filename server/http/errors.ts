@@ -1,0 +1,46 @@
+import type { ServerResponse } from "node:http";
+import { ERROR_HTTP_STATUS, ErrorCode, type ErrorBody } from "../contract/types.ts";
+
+/** An error with a stable code; `sendError` is the one place that turns it into an HTTP response. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_HTTP_STATUS[code];
+  }
+}
+
+export const invalid = (message: string) => new ApiError(ErrorCode.INVALID_REQUEST, message);
+export const notFound = (message: string) => new ApiError(ErrorCode.NOT_FOUND, message);
+
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  return { error: { code, message } };
+}
+
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError(ErrorCode.INTERNAL_ERROR, "internal error");
+}
+
+export function sendError(res: ServerResponse, err: unknown): void {
+  const apiError = toApiError(err);
+  if (apiError.code === ErrorCode.INTERNAL_ERROR && !(err instanceof ApiError)) {
+    console.error("webmux: internal error:", err);
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify(errorBody(apiError.code, apiError.message));
+  res.writeHead(apiError.status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+    ...apiError.headers,
+  });
+  res.end(body);
+}

@@ -1,0 +1,144 @@
+import { ErrorCode, type SessionInfo, type SessionListResponse, type Settings } from "../contract/types.ts";
+import { InvalidSessionRequest, SessionNotFound, type SessionRegistry } from "../session/registry.ts";
+import type { Session } from "../session/session.ts";
+import type { SettingsStore } from "../store/settings.ts";
+import { HANDLED, JsonResponse, type App } from "./app.ts";
+import { can } from "./credentials.ts";
+import {
+  expectObject,
+  optionalBoolean,
+  optionalInt,
+  optionalString,
+  optionalStringArray,
+  optionalStringRecord,
+  readJson,
+  requiredString,
+} from "./body.ts";
+import { ApiError, invalid } from "./errors.ts";
+import type { RouteContext } from "./app.ts";
+
+/** Terminal sizes outside this range are refused: no real screen is smaller or larger. */
+export const MIN_COLS = 2;
+export const MAX_COLS = 1000;
+export const MIN_ROWS = 1;
+export const MAX_ROWS = 1000;
+/** Titles are for a list: longer ones are refused rather than cut silently. */
+export const MAX_TITLE_CHARS = 200;
+
+function findSession(registry: SessionRegistry, id: string): Session {
+  try {
+    return registry.require(id);
+  } catch (err) {
+    if (err instanceof SessionNotFound) throw new ApiError(ErrorCode.NOT_FOUND, `no session ${id}`);
+    throw err;
+  }
+}
+
+function requireWrite(ctx: RouteContext): void {
+  if (!can(ctx.auth.principal, "terminal:write")) throw new ApiError(ErrorCode.CAPABILITY_DENIED, "this token may not change sessions");
+}
+function requireRead(ctx: RouteContext): void {
+  if (!can(ctx.auth.principal, "terminal:read")) throw new ApiError(ErrorCode.CAPABILITY_DENIED, "this token may not read sessions");
+}
+function requireGlobal(ctx: RouteContext): void {
+  if (ctx.auth.principal.kind !== "global") throw new ApiError(ErrorCode.CAPABILITY_DENIED, "only the global token may do this");
+}
+
+/** The session and settings routes of DESIGN.md's HTTP table. */
+export function registerSessionRoutes(app: App, registry: SessionRegistry, settings: SettingsStore): void {
+  app.route("GET", "/api/sessions", (ctx): SessionListResponse => {
+    requireRead(ctx);
+    return { sessions: registry.infos() };
+  });
+
+  app.route("POST", "/api/sessions", async (ctx) => {
+    requireWrite(ctx);
+    const body = expectObject(await readJson(ctx.req));
+    const command = optionalStringArray(body, "command");
+    const cwd = optionalString(body, "cwd");
+    const env = optionalStringRecord(body, "env");
+    const cols = optionalInt(body, "cols", MIN_COLS, MAX_COLS);
+    const rows = optionalInt(body, "rows", MIN_ROWS, MAX_ROWS);
+    const title = optionalString(body, "title", MAX_TITLE_CHARS);
+    if (command && command.length > 0 && command[0] === "") throw invalid("command[0] must name a program");
+    try {
+      const session = registry.create({ command, cwd, env, cols, rows, title });
+      return new JsonResponse(201, session.info(), { location: `/api/sessions/${session.id}` });
+    } catch (err) {
+      if (err instanceof InvalidSessionRequest) throw invalid(err.message);
+      throw err;
+    }
+  });
+
+  app.route("GET", "/api/sessions/:id", (ctx): SessionInfo => {
+    requireRead(ctx);
+    return findSession(registry, ctx.params.id!).info();
+  });
+
+  app.route("PATCH", "/api/sessions/:id", async (ctx) => {
+    requireWrite(ctx);
+    const session = findSession(registry, ctx.params.id!);
+    const body = expectObject(await readJson(ctx.req));
+    const title = requiredString(body, "title", MAX_TITLE_CHARS);
+    session.setTitle(title);
+    return session.info();
+  });
+
+  app.route("POST", "/api/sessions/:id/restart", async (ctx) => {
+    requireWrite(ctx);
+    const session = findSession(registry, ctx.params.id!);
+    await session.restart();
+    return session.info();
+  });
+
+  app.route("DELETE", "/api/sessions/:id", async (ctx) => {
+    requireWrite(ctx);
+    findSession(registry, ctx.params.id!);
+    await registry.remove(ctx.params.id!);
+    ctx.res.writeHead(204, { "cache-control": "no-store" });
+    ctx.res.end();
+    return HANDLED;
+  });
+
+  app.route("GET", "/api/sessions/:id/buffer", (ctx) => {
+    requireRead(ctx);
+    const session = findSession(registry, ctx.params.id!);
+    const { ring } = session;
+    const bytes = ring.slice(ring.start, ring.end);
+    ctx.res.writeHead(200, {
+      "content-type": "application/octet-stream",
+      "content-length": bytes.byteLength,
+      "cache-control": "no-store",
+      "x-webmux-generation": session.generation,
+      "x-webmux-start": String(ring.start),
+      "x-webmux-end": String(ring.end),
+      "x-webmux-truncated": String(ring.truncated),
+    });
+    ctx.res.end(bytes);
+    return HANDLED;
+  });
+
+  app.route("GET", "/api/settings", (ctx): Settings => {
+    requireRead(ctx);
+    return settings.get();
+  });
+
+  app.route("PUT", "/api/settings", async (ctx): Promise<Settings> => {
+    requireGlobal(ctx);
+    const body = expectObject(await readJson(ctx.req));
+    const change: { open_api?: { enabled?: boolean } } = {};
+    for (const key of Object.keys(body)) {
+      if (key !== "open_api") throw invalid(`unknown setting: ${key}`);
+    }
+    if (body.open_api !== undefined) {
+      const openApi = expectObject(body.open_api, "open_api");
+      for (const key of Object.keys(openApi)) if (key !== "enabled") throw invalid(`unknown setting: open_api.${key}`);
+      change.open_api = { enabled: optionalBoolean(openApi, "enabled") };
+    }
+    try {
+      return settings.update(change);
+    } catch (err) {
+      throw new ApiError(ErrorCode.INTERNAL_ERROR, `cannot save settings: ${(err as Error).message}`);
+    }
+  });
+}

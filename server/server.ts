@@ -1,0 +1,108 @@
+import { mkdirSync, accessSync, constants } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { spawnPty } from "./pty/index.ts";
+import { App } from "./http/app.ts";
+import { Authenticator } from "./http/auth.ts";
+import { registerSessionRoutes } from "./http/session-routes.ts";
+import { StaticFiles } from "./http/static.ts";
+import { SessionRegistry } from "./session/registry.ts";
+import { loadGlobalToken } from "./store/global-token.ts";
+import { SettingsStore } from "./store/settings.ts";
+
+/** Where `vite build` puts the client. */
+export const CLIENT_DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "dist", "client");
+
+export type WebmuxOptions = {
+  host: string;
+  port: number;
+  token: string | null;
+  dataDir: string;
+  shell: string;
+  bufferBytes: number;
+  openApi: boolean | null;
+  staticDir?: string;
+};
+
+export type Webmux = {
+  url: string;
+  host: string;
+  port: number;
+  token: string;
+  tokenGenerated: boolean;
+  registry: SessionRegistry;
+  settings: SettingsStore;
+  http: Server;
+  close(): Promise<void>;
+};
+
+/** A failure a user can act on, reported as one line without a stack. */
+export class StartupError extends Error {}
+
+function prepareDataDir(dataDir: string): void {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    accessSync(dataDir, constants.W_OK | constants.R_OK);
+  } catch (err) {
+    throw new StartupError(`cannot use data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** Compose and start the whole server: registry, settings, auth, HTTP routes and WebSockets. */
+export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
+  prepareDataDir(options.dataDir);
+  let token: string;
+  let tokenGenerated: boolean;
+  let settings: SettingsStore;
+  try {
+    ({ token, generated: tokenGenerated } = loadGlobalToken(options.dataDir, options.token));
+    settings = new SettingsStore(options.dataDir);
+    if (options.openApi !== null && settings.get().open_api.enabled !== options.openApi) {
+      settings.update({ open_api: { enabled: options.openApi } });
+    }
+  } catch (err) {
+    throw new StartupError(`cannot use data dir ${options.dataDir}: ${(err as Error).message}`);
+  }
+
+  const registry = new SessionRegistry({ shell: options.shell, bufferBytes: options.bufferBytes, spawnPty });
+  const auth = new Authenticator({ globalToken: token });
+  const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST));
+  registerSessionRoutes(app, registry, settings);
+
+  const http = createServer(app.handleRequest);
+  http.on("upgrade", app.handleUpgrade);
+  http.on("clientError", (_err, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") reject(new StartupError(`port ${options.port} on ${options.host} is already in use (choose another with --port, or --port 0 for a free one)`));
+      else if (err.code === "EACCES") reject(new StartupError(`not allowed to listen on ${options.host}:${options.port}`));
+      else if (err.code === "EADDRNOTAVAIL" || err.code === "ENOTFOUND") reject(new StartupError(`cannot listen on ${options.host}: no such local address`));
+      else reject(err);
+    };
+    http.once("error", onError);
+    http.listen(options.port, options.host, () => {
+      http.off("error", onError);
+      resolve();
+    });
+  });
+  const address = http.address() as AddressInfo;
+  const hostForUrl = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${hostForUrl}:${address.port}`;
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections?.();
+      });
+      await registry.closeAll();
+    })());
+
+  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, http, close };
+}

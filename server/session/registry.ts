@@ -1,0 +1,136 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute } from "node:path";
+import type { SessionInfo } from "../contract/types.ts";
+import type { SpawnPty } from "../pty/pty.ts";
+import { Emitter } from "./emitter.ts";
+import { Session } from "./session.ts";
+
+/** A terminal size nobody asked for: the classic 80×24. */
+export const DEFAULT_COLS = 80;
+export const DEFAULT_ROWS = 24;
+/** A session id: 8 characters of [a-z0-9]. */
+const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+/** Environment variables of the server that a child must never see (they carry credentials). */
+const PRIVATE_ENV = /^WEBMUX_(TOKEN|.*SECRET.*)$/;
+
+export type CreateSessionOptions = {
+  command?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  title?: string;
+};
+
+export type RegistryOptions = {
+  shell: string;
+  bufferBytes: number;
+  spawnPty: SpawnPty;
+  /** Base environment of every child (normally process.env). */
+  baseEnv?: NodeJS.ProcessEnv;
+};
+
+export type RegistryEvents = {
+  created: [session: Session];
+  /** `previewOnly` when nothing but the preview lines changed. */
+  updated: [session: Session, previewOnly: boolean];
+  removed: [id: string];
+};
+
+export class SessionNotFound extends Error {}
+export class InvalidSessionRequest extends Error {}
+
+function randomId(length: number): string {
+  const bytes = randomBytes(length);
+  let out = "";
+  for (const b of bytes) out += ID_ALPHABET[b % ID_ALPHABET.length];
+  return out;
+}
+
+/** All sessions of this server run. */
+export class SessionRegistry {
+  /** Identifies this server run, so generations never repeat across restarts. */
+  readonly bootId = `${Date.now().toString(36)}${randomId(4)}`;
+  readonly events = new Emitter<RegistryEvents>();
+  private readonly sessions = new Map<string, Session>();
+  private generationCounter = 0;
+
+  constructor(private readonly options: RegistryOptions) {}
+
+  nextGeneration = (): string => `${this.bootId}.${++this.generationCounter}`;
+
+  create(request: CreateSessionOptions = {}): Session {
+    const command = request.command && request.command.length > 0 ? request.command : [this.options.shell, "-l"];
+    const cwd = request.cwd ?? homedir();
+    if (!isAbsolute(cwd)) throw new InvalidSessionRequest(`cwd must be an absolute path: ${cwd}`);
+    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw new InvalidSessionRequest(`cwd is not a directory: ${cwd}`);
+    let id: string;
+    do id = randomId(8);
+    while (this.sessions.has(id));
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.options.baseEnv ?? process.env)) {
+      if (v !== undefined && !PRIVATE_ENV.test(k)) env[k] = v;
+    }
+    Object.assign(env, request.env ?? {});
+    env.TERM = "xterm-256color";
+    env.COLORTERM = env.COLORTERM || "truecolor";
+    env.WEBMUX_SESSION = id;
+    const session = new Session({
+      id,
+      command,
+      cwd,
+      env,
+      cols: request.cols ?? DEFAULT_COLS,
+      rows: request.rows ?? DEFAULT_ROWS,
+      title: request.title,
+      bufferBytes: this.options.bufferBytes,
+      spawnPty: this.options.spawnPty,
+      nextGeneration: this.nextGeneration,
+    });
+    session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
+    try {
+      session.start();
+    } catch (err) {
+      void session.dispose();
+      throw new InvalidSessionRequest(`cannot start ${command[0]}: ${(err as Error).message}`);
+    }
+    this.sessions.set(id, session);
+    this.events.emit("created", session);
+    return session;
+  }
+
+  get(id: string): Session | undefined {
+    return this.sessions.get(id);
+  }
+
+  require(id: string): Session {
+    const session = this.sessions.get(id);
+    if (!session) throw new SessionNotFound(`no session ${id}`);
+    return session;
+  }
+
+  list(): Session[] {
+    return [...this.sessions.values()];
+  }
+
+  infos(): SessionInfo[] {
+    return this.list().map((s) => s.info());
+  }
+
+  /** End the program (SIGHUP, then SIGKILL) and forget the session. */
+  async remove(id: string): Promise<void> {
+    const session = this.require(id);
+    this.sessions.delete(id);
+    await session.dispose();
+    this.events.emit("removed", id);
+  }
+
+  /** Server shutdown: end every program. */
+  async closeAll(): Promise<void> {
+    const all = this.list();
+    this.sessions.clear();
+    await Promise.all(all.map((s) => s.dispose()));
+  }
+}

@@ -1,0 +1,343 @@
+import type { ControllerInfo, SessionInfo } from "../contract/types.ts";
+import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
+import { Emitter } from "./emitter.ts";
+import { HeadlessScreen } from "./headless-screen.ts";
+import { RingBuffer } from "./ring-buffer.ts";
+import { TerminalScanner, type ScanEvent } from "./terminal-scanner.ts";
+
+/** How long a program may ignore SIGHUP before it is killed (DESIGN: DELETE ends with SIGHUP, then SIGKILL after 3 s). */
+export const TERMINATE_GRACE_MS = 3_000;
+/** A previewed line longer than this is cut: the list shows a glance, not the screen. */
+export const PREVIEW_LINE_MAX_CHARS = 200;
+/** Previews are recomputed at most this often while the screen keeps changing. */
+export const PREVIEW_REFRESH_MS = 250;
+
+export type SessionOptions = {
+  id: string;
+  command: string[];
+  cwd: string;
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+  title?: string;
+  bufferBytes: number;
+  spawnPty: SpawnPty;
+  /** A fresh generation id for each run, unique across server runs. */
+  nextGeneration: () => string;
+};
+
+/** Everything a subscriber (the hub) needs to follow a session's output, in order. */
+export type SessionEvents = {
+  /** Raw PTY bytes, already in the ring at [end - chunk.length, end). */
+  output: [chunk: Uint8Array, events: readonly ScanEvent[]];
+  /** The program ended; its last output was delivered before. */
+  exit: [exitCode: number];
+  /** A new run started (restart): offsets begin at 0 again. */
+  generation: [generation: string];
+  /** Something in `info()` changed. `previewOnly` lets the list throttle screen-only changes harder. */
+  changed: [previewOnly: boolean];
+  /** A tracked DEC private mode changed (2031 among them), after the output that changed it. */
+  mode: [mode: number, on: boolean];
+  attention: [];
+};
+
+/**
+ * One PTY-hosted program and everything retained about its current run: the replay ring with
+ * byte offsets, the terminal modes a snapshot must restore, and a headless screen mirror.
+ * It knows nothing about WebSockets: it takes bytes and emits typed events.
+ */
+export class Session {
+  readonly id: string;
+  readonly command: string[];
+  readonly createdAt = Date.now();
+  readonly events = new Emitter<SessionEvents>();
+  readonly ring: RingBuffer;
+  readonly screen: HeadlessScreen;
+  scanner = new TerminalScanner();
+
+  private readonly options: SessionOptions;
+  private pty: PtyProcess | null = null;
+  private exitPromise: Promise<void> = Promise.resolve();
+  private userTitle: string | null;
+  private programTitle: string | null = null;
+  private currentCwd: string | null;
+  private _generation = "";
+  private _status: "running" | "exited" = "exited";
+  private _exitCode: number | null = null;
+  private _cols: number;
+  private _rows: number;
+  private _attention = false;
+  private _preview: string[] = [];
+  private previewTimer: ReturnType<typeof setTimeout> | null = null;
+  private disposed = false;
+  private unsubscribeScreen: () => void;
+  updatedAt = Date.now();
+  /** Set by the hub/controller layer; part of SessionInfo. */
+  controller: ControllerInfo | null = null;
+  clients = 0;
+
+  constructor(options: SessionOptions) {
+    this.options = options;
+    this.id = options.id;
+    this.command = options.command;
+    this.userTitle = options.title?.trim() || null;
+    this.currentCwd = options.cwd;
+    this._cols = options.cols;
+    this._rows = options.rows;
+    this.ring = new RingBuffer(options.bufferBytes);
+    this.screen = new HeadlessScreen({ cols: options.cols, rows: options.rows });
+    this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
+  }
+
+  get generation(): string {
+    return this._generation;
+  }
+  get status(): "running" | "exited" {
+    return this._status;
+  }
+  get exitCode(): number | null {
+    return this._exitCode;
+  }
+  get cols(): number {
+    return this._cols;
+  }
+  get rows(): number {
+    return this._rows;
+  }
+  get attention(): boolean {
+    return this._attention;
+  }
+  get pid(): number | null {
+    return this._status === "running" ? (this.pty?.pid ?? null) : null;
+  }
+  get cwd(): string | null {
+    return this.currentCwd;
+  }
+
+  /** Start (or start again) the program: a new generation whose offsets begin at 0. */
+  start(): void {
+    if (this.disposed) throw new Error("session disposed");
+    if (this._status === "running") throw new Error("session already running");
+    this._generation = this.options.nextGeneration();
+    this.ring.reset();
+    this.scanner = new TerminalScanner();
+    this.screen.reset();
+    this.programTitle = null;
+    this._attention = false;
+    this._exitCode = null;
+    this._preview = [];
+    const pty = this.options.spawnPty({
+      command: this.command,
+      cwd: this.options.cwd,
+      env: this.options.env,
+      cols: this._cols,
+      rows: this._rows,
+    });
+    this.pty = pty;
+    this._status = "running";
+    let resolveExit!: () => void;
+    this.exitPromise = new Promise((r) => (resolveExit = r));
+    pty.onData((chunk) => {
+      if (this.pty === pty) this.handleOutput(chunk);
+    });
+    pty.onExit((exit) => {
+      if (this.pty === pty) this.handleExit(exit);
+      resolveExit();
+    });
+    this.events.emit("generation", this._generation);
+    this.touch(false);
+  }
+
+  private handleOutput(chunk: Uint8Array): void {
+    this.ring.append(chunk);
+    this.screen.write(chunk);
+    const scanned = this.scanner.feed(chunk);
+    this.events.emit("output", chunk, scanned);
+    if (scanned.length === 0) return;
+    let changed = false;
+    for (const ev of scanned) {
+      switch (ev.type) {
+        case "title":
+          if (ev.title !== this.programTitle) {
+            this.programTitle = ev.title || null;
+            changed = true;
+          }
+          break;
+        case "cwd":
+          if (ev.cwd !== this.currentCwd) {
+            this.currentCwd = ev.cwd;
+            changed = true;
+          }
+          break;
+        case "bell":
+        case "notify":
+          if (!this._attention) {
+            this._attention = true;
+            changed = true;
+            this.events.emit("attention");
+          }
+          break;
+        case "mode":
+          this.events.emit("mode", ev.mode, ev.on);
+          break;
+        default:
+          break;
+      }
+    }
+    if (changed) this.touch(false);
+  }
+
+  private handleExit(exit: PtyExit): void {
+    this._status = "exited";
+    this._exitCode = exit.exitCode;
+    this.cancelPreview();
+    // Final preview from the screen as the program left it.
+    void this.refreshPreview();
+    this.events.emit("exit", exit.exitCode);
+    this.touch(false);
+  }
+
+  /** Bytes for the program (keystrokes, pastes, replies). Ignored once it has exited. */
+  write(data: Uint8Array | string): boolean {
+    if (this._status !== "running" || !this.pty) return false;
+    this.pty.write(data);
+    return true;
+  }
+
+  /** User input clears the attention flag (auto-replies must not call this). */
+  clearAttention(): void {
+    if (!this._attention) return;
+    this._attention = false;
+    this.touch(false);
+  }
+
+  /** Resize the program's terminal and the mirror; the logical grid everyone sees. */
+  resize(cols: number, rows: number): void {
+    if (cols === this._cols && rows === this._rows) return;
+    this._cols = cols;
+    this._rows = rows;
+    this.pty?.resize(cols, rows);
+    this.screen.resize(cols, rows);
+    this.touch(false);
+  }
+
+  /** Change only the PTY's real size, leaving the logical grid alone (used to request a redraw). */
+  resizePtyOnly(cols: number, rows: number): void {
+    if (this._status === "running") this.pty?.resize(cols, rows);
+  }
+
+  pauseOutput(): void {
+    this.pty?.pause();
+  }
+  resumeOutput(): void {
+    this.pty?.resume();
+  }
+
+  setTitle(title: string): void {
+    this.userTitle = title.trim() || null;
+    this.touch(false);
+  }
+
+  get title(): string {
+    return this.userTitle ?? this.programTitle ?? this.command.join(" ");
+  }
+
+  /** End the program: SIGHUP, then SIGKILL after the grace; resolves once it has exited. */
+  async terminate(graceMs = TERMINATE_GRACE_MS): Promise<void> {
+    const pty = this.pty;
+    if (!pty || this._status !== "running") return;
+    const exited = this.exitPromise;
+    try {
+      pty.kill("SIGHUP");
+    } catch {
+      // already gone
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        try {
+          pty.kill("SIGKILL");
+        } catch {
+          // already gone
+        }
+        resolve();
+      }, graceMs);
+    });
+    await Promise.race([exited, killed]);
+    clearTimeout(timer);
+    await exited;
+  }
+
+  /** Start the command again in the same session: new generation, offsets from 0. */
+  async restart(): Promise<void> {
+    await this.terminate();
+    this.start();
+  }
+
+  /** Terminate the program and free the mirror. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    await this.terminate();
+    this.disposed = true;
+    this.cancelPreview();
+    this.unsubscribeScreen();
+    this.screen.dispose();
+    this.events.clear();
+  }
+
+  info(): SessionInfo {
+    return {
+      id: this.id,
+      title: this.title,
+      command: this.command,
+      cwd: this.currentCwd,
+      pid: this.pid,
+      status: this._status,
+      exitCode: this._exitCode,
+      generation: this._generation,
+      createdAt: this.createdAt,
+      updatedAt: this.updatedAt,
+      cols: this._cols,
+      rows: this._rows,
+      controller: this.controller,
+      clients: this.clients,
+      attention: this._attention,
+      preview: this._preview,
+    };
+  }
+
+  /** Mark the session changed (by the session itself or the layers above: controller, clients). */
+  touch(previewOnly: boolean): void {
+    this.updatedAt = Date.now();
+    this.events.emit("changed", previewOnly);
+  }
+
+  private schedulePreview(): void {
+    if (this.previewTimer || this.disposed) return;
+    this.previewTimer = setTimeout(() => {
+      this.previewTimer = null;
+      void this.refreshPreview();
+    }, PREVIEW_REFRESH_MS);
+    this.previewTimer.unref?.();
+  }
+
+  private cancelPreview(): void {
+    if (this.previewTimer) clearTimeout(this.previewTimer);
+    this.previewTimer = null;
+  }
+
+  private async refreshPreview(): Promise<void> {
+    if (this.disposed) return;
+    let lines: string[];
+    try {
+      lines = await this.screen.preview();
+    } catch {
+      return; // mirror gone (disposed meanwhile)
+    }
+    if (this.disposed) return;
+    lines = lines.map((l) => (l.length > PREVIEW_LINE_MAX_CHARS ? l.slice(0, PREVIEW_LINE_MAX_CHARS) : l));
+    if (lines.length === this._preview.length && lines.every((l, i) => l === this._preview[i])) return;
+    this._preview = lines;
+    this.touch(true);
+  }
+}
