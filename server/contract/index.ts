@@ -1,0 +1,7 @@
+/** The contract shared by server, client and CLI. Pure: no node:, Bun or DOM. */
+export * from "./types.ts";
+export * from "./protocol.ts";
+export * from "./payloads.ts";
+export * from "./frames.ts";
+export * from "./session-list.ts";
+export { encodeUtf8, decodeUtf8Strict } from "./utf8.ts";

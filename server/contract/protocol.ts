@@ -1,0 +1,126 @@
+/**
+ * Close codes, limits, identifier patterns and small validators of the WebSocket
+ * protocol (shared/spec/terminal-protocol.zh.md). Pure: no node:, Bun or DOM.
+ */
+
+/** WebSocket close codes of /ws/s/{id} and /ws/sessions. */
+export const CloseCode = {
+  /** an internal message was invalid or could not be encoded; only this connection closes */
+  INTERNAL: 1011,
+  /** the session does not exist */
+  NOT_FOUND: 4404,
+  /** the client was too slow or a write timed out; reconnect at once and replay */
+  TOO_SLOW: 4408,
+  /** a hybrid session moved to its other end; terminal, do not reconnect */
+  MOVED: 4409,
+  /** the session's program exited (snapshot and exit frame were sent first) */
+  EXITED: 4410,
+} as const;
+export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
+
+// ---- limits ----
+
+/** The spec caps one 0x04 query at 64 submission IDs. */
+export const MAX_QUERY_IDS = 64;
+/** The spec keeps the most recent 256 submission records per session. */
+export const SUBMISSION_LOG_SIZE = 256;
+/** The spec keeps submission records for 30 minutes. */
+export const SUBMISSION_TTL_MS = 30 * 60 * 1000;
+/** SessionInfo.preview holds at most this many non-empty screen lines (DESIGN.md). */
+export const PREVIEW_LINES = 3;
+/** The spec leaves messages under 128 bytes uncompressed: deflate would only grow them. */
+export const COMPRESSION_THRESHOLD_BYTES = 128;
+/** /ws/sessions sends `updated` at most once per 500 ms per session. */
+export const SESSION_LIST_UPDATE_MS = 500;
+/** …and at most once per 2 s when only the preview changed. */
+export const SESSION_LIST_PREVIEW_MS = 2000;
+/** The spec cuts device labels to 40 characters (code points). */
+export const MAX_LABEL_CHARS = 40;
+/** Largest client frame the server reads: covers any paste xterm delivers as one input frame while bounding per-frame memory a hostile client can pin. */
+export const MAX_CLIENT_FRAME_BYTES = 1024 * 1024;
+/** Largest submission body: far beyond any prompt or pasted file, and it bounds how long one submission holds the PTY's input lock. */
+export const MAX_SUBMISSION_BODY_BYTES = 256 * 1024;
+/** Largest submit key: one key press or a short sequence (`\r`, `ESC [ 13 ; 2 u`); anything longer is not a key. */
+export const MAX_SUBMIT_KEY_BYTES = 64;
+/** The submit header's `\n` must appear this early: id (64) + generation (128) + a number + JSON keys fit with ample slack. */
+export const MAX_SUBMIT_HEADER_BYTES = 1024;
+/** Generations are `${bootId}.${n}`; 128 characters leave room for any boot ID format. */
+export const MAX_GENERATION_LENGTH = 128;
+/** xterm.js refuses fewer than 2 columns (a wide character needs two cells). */
+export const MIN_COLS = 2;
+/** xterm.js refuses fewer than 1 row. */
+export const MIN_ROWS = 1;
+/** Bounds the headless screen's memory; no real display shows more columns. */
+export const MAX_COLS = 1000;
+/** Bounds the headless screen's memory; no real display shows more rows. */
+export const MAX_ROWS = 1000;
+/** Exit statuses are 0..255 on POSIX, but a runtime may report any int32 (e.g. -1 for unknown). */
+export const MIN_EXIT_CODE = -(2 ** 31);
+/** See MIN_EXIT_CODE. */
+export const MAX_EXIT_CODE = 2 ** 31 - 1;
+
+// ---- identifiers ----
+
+const CLIENT_ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
+const SESSION_ID_PATTERN = /^[a-z0-9]{8}$/;
+const DECIMAL_PATTERN = /^[0-9]+$/;
+/** C0 controls, DEL and C1 controls: Unicode general category Cc. */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** A tab's client ID: [A-Za-z0-9_-]{8,64}. */
+export function isValidClientId(value: unknown): value is string {
+  return typeof value === "string" && CLIENT_ID_PATTERN.test(value);
+}
+
+/** A submission ID: [A-Za-z0-9_-]{8,64}, the same alphabet as client IDs. */
+export function isValidSubmissionId(value: unknown): value is string {
+  return typeof value === "string" && CLIENT_ID_PATTERN.test(value);
+}
+
+/** A session ID: [a-z0-9]{8}. */
+export function isValidSessionId(value: unknown): value is string {
+  return typeof value === "string" && SESSION_ID_PATTERN.test(value);
+}
+
+/** A generation: a non-empty string of at most MAX_GENERATION_LENGTH UTF-16 units. */
+export function isValidGeneration(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_GENERATION_LENGTH;
+}
+
+/** A device label as shown: control characters removed, then cut to MAX_LABEL_CHARS code points. */
+export function sanitizeLabel(raw: string | null | undefined): string {
+  if (raw == null) return "";
+  const visible = raw.replace(CONTROL_CHARACTERS, "");
+  // Array.from splits by code point, so an astral character is never cut in half.
+  const codePoints = Array.from(visible);
+  return codePoints.length <= MAX_LABEL_CHARS ? visible : codePoints.slice(0, MAX_LABEL_CHARS).join("");
+}
+
+/** True when the label is already what sanitizeLabel would make of it. */
+export function isValidLabel(value: unknown): value is string {
+  return typeof value === "string" && sanitizeLabel(value) === value;
+}
+
+/** The `offset` query parameter: decimal digits only (no sign, exponent or hex), a safe integer; else null. */
+export function parseOffset(raw: string | null | undefined): number | null {
+  if (raw == null || !DECIMAL_PATTERN.test(raw)) return null;
+  const value = Number(raw);
+  return Number.isSafeInteger(value) ? value : null;
+}
+
+/** True for a terminal width the protocol accepts. */
+export function isValidCols(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= MIN_COLS && (value as number) <= MAX_COLS;
+}
+
+/** True for a terminal height the protocol accepts. */
+export function isValidRows(value: unknown): value is number {
+  return Number.isInteger(value) && (value as number) >= MIN_ROWS && (value as number) <= MAX_ROWS;
+}
+
+// ---- colour scheme (DEC private mode 2031) ----
+
+/** The report a client sends as an auto-reply while mode 2031 is on: CSI ? 997 ; 1 n (dark) or ; 2 n (light). */
+export function colorSchemeReport(dark: boolean): string {
+  return dark ? "\x1b[?997;1n" : "\x1b[?997;2n";
+}
