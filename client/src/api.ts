@@ -1,0 +1,130 @@
+/**
+ * The HTTP API as the browser sees it: every call goes through `request`, which turns
+ * error bodies into `ApiError`s and reports any 401 once, so the app can show Login.
+ * The browser's credential is the HttpOnly `webmux_session` cookie: the client never
+ * holds the token after logging in.
+ */
+import type {
+  CreateSessionRequest,
+  ErrorBody,
+  ErrorCode,
+  SessionInfo,
+  SessionListResponse,
+} from "../../server/contract/types.ts";
+
+/** Failures that never produced a well-formed answer from the server. */
+export type ClientErrorCode = "NETWORK" | "BAD_RESPONSE";
+
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  /** HTTP status, 0 when the request never got an answer. */
+  readonly status: number;
+  readonly code: ErrorCode | ClientErrorCode;
+
+  constructor(status: number, code: ErrorCode | ClientErrorCode, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof ApiError && error.code === "UNAUTHORIZED";
+}
+
+/** A sentence to show the user; anything that is not an ApiError is a bug and stays generic. */
+export function describeError(error: unknown): string {
+  if (!(error instanceof ApiError)) return "Something went wrong.";
+  if (error.code === "NETWORK") return "Cannot reach the server. Check the connection and try again.";
+  return error.message || `The server answered ${error.status}.`;
+}
+
+export type Api = {
+  /** Exchanges the token for the session cookie. A wrong token rejects with UNAUTHORIZED. */
+  login(token: string): Promise<void>;
+  listSessions(): Promise<SessionInfo[]>;
+  createSession(request?: CreateSessionRequest): Promise<SessionInfo>;
+};
+
+export type ApiOptions = {
+  /** Called on every 401 except the login call's own, whose 401 is the answer. */
+  onUnauthorized: () => void;
+  /** Prefix for every path; the app is served by the server it talks to, so "" by default. */
+  baseUrl?: string;
+};
+
+type RequestOptions = {
+  method?: "GET" | "POST";
+  body?: unknown;
+  reportUnauthorized?: boolean;
+};
+
+export function createApi(options: ApiOptions): Api {
+  const baseUrl = options.baseUrl ?? "";
+
+  async function request(path: string, { method = "GET", body, reportUnauthorized = true }: RequestOptions): Promise<unknown> {
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: "same-origin",
+      });
+    } catch {
+      throw new ApiError(0, "NETWORK", "Cannot reach the server.");
+    }
+    if (!response.ok) {
+      const error = await errorFrom(response);
+      if (error.code === "UNAUTHORIZED" && reportUnauthorized) options.onUnauthorized();
+      throw error;
+    }
+    if (response.status === 204) return undefined;
+    try {
+      return await response.json();
+    } catch {
+      throw new ApiError(response.status, "BAD_RESPONSE", "The server sent an unreadable answer.");
+    }
+  }
+
+  return {
+    async login(token) {
+      await request("/api/login", { method: "POST", body: { token }, reportUnauthorized: false });
+    },
+    async listSessions() {
+      const body = (await request("/api/sessions", {})) as SessionListResponse;
+      return body.sessions;
+    },
+    async createSession(createRequest = {}) {
+      return (await request("/api/sessions", { method: "POST", body: createRequest })) as SessionInfo;
+    },
+  };
+}
+
+async function errorFrom(response: Response): Promise<ApiError> {
+  let body: unknown = null;
+  try {
+    body = await response.json();
+  } catch {
+    // Not JSON (a proxy's error page, say): fall back on the status below.
+  }
+  if (response.status === 401) {
+    const message = isErrorBody(body) ? body.error.message : "Not logged in.";
+    return new ApiError(401, "UNAUTHORIZED", message);
+  }
+  if (isErrorBody(body)) return new ApiError(response.status, body.error.code, body.error.message);
+  return new ApiError(response.status, "BAD_RESPONSE", `The server answered ${response.status}.`);
+}
+
+function isErrorBody(body: unknown): body is ErrorBody {
+  if (typeof body !== "object" || body === null || !("error" in body)) return false;
+  const error = (body as { error: unknown }).error;
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof (error as { code?: unknown }).code === "string" &&
+    typeof (error as { message?: unknown }).message === "string"
+  );
+}

@@ -1,0 +1,25 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vite";
+import solid from "vite-plugin-solid";
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+/** Where `vite` (dev) forwards /api and /ws: a running `webmux serve`, 8999 being its default port. */
+const DEV_BACKEND = process.env.WEBMUX_DEV_BACKEND ?? "http://127.0.0.1:8999";
+
+// The server serves dist/client as the app shell; public/ holds the manifest and icons.
+export default defineConfig({
+  root: here("./client"),
+  publicDir: here("./public"),
+  plugins: [solid()],
+  build: {
+    outDir: here("./dist/client"),
+    emptyOutDir: true,
+  },
+  server: {
+    proxy: {
+      "/api": { target: DEV_BACKEND },
+      "/ws": { target: DEV_BACKEND, ws: true },
+    },
+  },
+});
