@@ -1,0 +1,242 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import xtermHeadless from "@xterm/headless";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  BATCH_BYTES,
+  HeadlessScreen,
+  MAX_BACKLOG_BYTES,
+  type HeadlessScreenOptions,
+} from "./headless-screen.ts";
+
+const { Terminal } = xtermHeadless;
+const run = promisify(execFile);
+const encoder = new TextEncoder();
+const bytes = (text: string) => encoder.encode(text);
+const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Upper bound for any awaited condition in these tests. */
+const CONDITION_DEADLINE_MS = 10_000;
+
+async function waitFor(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + CONDITION_DEADLINE_MS;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const live: HeadlessScreen[] = [];
+function screen(opts: HeadlessScreenOptions = { cols: 80, rows: 24 }): HeadlessScreen {
+  const created = new HeadlessScreen(opts);
+  live.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  for (const created of live.splice(0)) created.dispose();
+  await waitFor(() => HeadlessScreen.workerCount() === 0, "the worker to exit after the test");
+});
+
+/** Every line of a terminal's active buffer (scrollback and screen), right-trimmed. */
+function allLines(term: InstanceType<typeof Terminal>): string[] {
+  const buffer = term.buffer.active;
+  const lines: string[] = [];
+  for (let y = 0; y < buffer.length; y++) lines.push(buffer.getLine(y)?.translateToString(true).trimEnd() ?? "");
+  return lines;
+}
+
+function writeInto(term: InstanceType<typeof Terminal>, data: string | Uint8Array): Promise<void> {
+  return new Promise((resolve) => term.write(data, resolve));
+}
+
+describe("HeadlessScreen", () => {
+  it("shows what an echoing shell printed, with the cursor after the prompt", async () => {
+    const s = screen();
+    for (const chunk of ["$ ec", "ho hi", "\r\n", "hi\r\n", "$ "]) s.write(bytes(chunk));
+    const read = await s.read();
+    expect(read.lines.slice(0, 3)).toEqual(["$ echo hi", "hi", "$"]);
+    expect(read.lines).toHaveLength(24);
+    expect(read.cursor).toEqual({ row: 2, col: 2 });
+    expect(read.scrollback).toEqual([]);
+  });
+
+  it("keeps a UTF-8 character intact when its bytes arrive in different writes", async () => {
+    const s = screen();
+    const wide = bytes("世");
+    s.write(wide.subarray(0, 1));
+    await s.preview(); // the lead byte reaches the worker in a message of its own
+    s.write(wide.subarray(1, 3));
+    // The next batch holds "\r\n" and filler up to one byte short of BATCH_BYTES, so the
+    // following 世 straddles two batches.
+    const filler = "a".repeat(BATCH_BYTES - 3);
+    s.write(bytes(`\r\n${filler}`));
+    s.write(bytes("世\r\n"));
+    const read = await s.read({ scrollback: 10_000 });
+    const all = [...read.scrollback, ...read.lines];
+    expect(all[0]).toBe("世");
+    expect(all).toContain(`${"a".repeat(filler.length % 80)}世`);
+    expect(all.join("\n")).not.toContain("\uFFFD");
+  });
+
+  it("previews the last three non-empty lines, right-trimmed", async () => {
+    const s = screen({ cols: 40, rows: 10 });
+    s.write(bytes("one\r\ntwo\r\n\r\nthree   \r\n\r\nfour\r\n\r\n"));
+    expect(await s.preview()).toEqual(["two", "three", "four"]);
+  });
+
+  it("returns the last N lines of a scrollback limited to its option", async () => {
+    const s = screen({ cols: 80, rows: 24, scrollback: 10_000 });
+    let text = "";
+    for (let n = 1; n <= 20_000; n++) text += `line ${n}\r\n`;
+    s.write(bytes(text));
+    const read = await s.read({ scrollback: 50 });
+    // 20 000 lines + the empty cursor row: the screen shows 19 978…20 000.
+    expect(read.lines[0]).toBe("line 19978");
+    expect(read.scrollback).toHaveLength(50);
+    expect(read.scrollback[0]).toBe("line 19928");
+    expect(read.scrollback.at(-1)).toBe("line 19977");
+    const all = await s.read({ scrollback: 20_000 });
+    expect(all.scrollback).toHaveLength(10_000);
+    expect(all.scrollback[0]).toBe("line 9978");
+  });
+
+  it("reports the cursor a CUP sequence moved to, 0-based", async () => {
+    const s = screen();
+    s.write(bytes("hello\x1b[5;10H"));
+    expect((await s.read()).cursor).toEqual({ row: 4, col: 9 });
+  });
+
+  it("serializes screen and scrollback so that a fresh terminal shows the same lines", async () => {
+    const s = screen({ cols: 50, rows: 8 });
+    let text = "";
+    for (let n = 1; n <= 30; n++) text += `\x1b[3${n % 8}mrow ${n}\x1b[0m ${"·".repeat(n % 7)}\r\n`;
+    s.write(bytes(`${text}$ ls 世界`));
+    const snapshot = await s.serialize();
+    const copy = new Terminal({ cols: 50, rows: 8, scrollback: 10_000, allowProposedApi: true });
+    await writeInto(copy, snapshot);
+    const read = await s.read({ scrollback: 10_000 });
+    expect(allLines(copy)).toEqual([...read.scrollback, ...read.lines]);
+    expect(copy.buffer.active.cursorX).toBe(read.cursor.col);
+    copy.dispose();
+  });
+
+  it("serializes an alternate-screen app so that a fresh terminal shows its screen", async () => {
+    const s = screen({ cols: 40, rows: 6 });
+    s.write(bytes("$ vim notes.txt\r\n"));
+    s.write(bytes("\x1b[?1049h\x1b[H\x1b[2J┌ notes ┐\r\n│ hello │\r\n└───────┘\x1b[6;1H-- INSERT --"));
+    const snapshot = await s.serialize();
+    const copy = new Terminal({ cols: 40, rows: 6, allowProposedApi: true });
+    await writeInto(copy, snapshot);
+    expect(copy.buffer.active.type).toBe("alternate");
+    const read = await s.read();
+    expect(read.lines[0]).toBe("┌ notes ┐");
+    expect(read.lines[5]).toBe("-- INSERT --");
+    expect(allLines(copy)).toEqual(read.lines);
+    expect(copy.buffer.normal.getLine(0)?.translateToString(true)).toBe("$ vim notes.txt");
+    copy.dispose();
+  });
+
+  it("wraps at the new width after resize", async () => {
+    const s = screen({ cols: 80, rows: 10 });
+    s.write(bytes(`${"x".repeat(60)}\r\n`));
+    expect((await s.read()).lines[0]).toBe("x".repeat(60));
+    s.resize(40, 10);
+    s.write(bytes("y".repeat(50)));
+    const lines = (await s.read()).lines;
+    expect(lines.every((line) => line.length <= 40)).toBe(true);
+    expect(lines.join("")).toContain(`${"y".repeat(40)}${"y".repeat(10)}`);
+    expect(lines).toContain("y".repeat(10));
+  });
+
+  it("starts a blank terminal on reset (a new generation)", async () => {
+    const s = screen();
+    s.write(bytes("old generation\r\n"));
+    s.reset();
+    s.write(bytes("new"));
+    const read = await s.read({ scrollback: 100 });
+    expect(read.lines[0]).toBe("new");
+    expect(read.lines.join("")).not.toContain("old");
+    expect(read.scrollback).toEqual([]);
+  });
+
+  it("keeps two screens independent in one shared worker, which ends with the last screen", async () => {
+    const a = screen({ cols: 30, rows: 5 });
+    const b = screen({ cols: 30, rows: 5 });
+    expect(HeadlessScreen.workerCount()).toBe(1);
+    a.write(bytes("in a"));
+    b.write(bytes("in b"));
+    expect(await a.preview()).toEqual(["in a"]);
+    expect(await b.preview()).toEqual(["in b"]);
+    a.dispose();
+    expect(await b.preview()).toEqual(["in b"]);
+    expect(HeadlessScreen.workerCount()).toBe(1);
+    b.dispose();
+    await waitFor(() => HeadlessScreen.workerCount() === 0, "the worker to exit");
+    // A later screen starts a new worker.
+    const c = screen({ cols: 30, rows: 5 });
+    c.write(bytes("in c"));
+    expect(await c.preview()).toEqual(["in c"]);
+    expect(HeadlessScreen.workerCount()).toBe(1);
+  });
+
+  it("rejects requests on a disposed screen with a stable code", async () => {
+    const s = screen();
+    const pending = s.read();
+    s.dispose();
+    await expect(pending).rejects.toMatchObject({ code: "HEADLESS_SCREEN_DISPOSED" });
+    await expect(s.preview()).rejects.toMatchObject({ code: "HEADLESS_SCREEN_DISPOSED" });
+  });
+
+  it("tells listeners when the visible screen changed, until they unsubscribe", async () => {
+    const s = screen();
+    let kept = 0;
+    let removed = 0;
+    s.onChange(() => kept++);
+    const unsubscribe = s.onChange(() => removed++);
+    s.write(bytes("first"));
+    await waitFor(() => kept === 1 && removed === 1, "the first change");
+    unsubscribe();
+    s.write(bytes(" second"));
+    await waitFor(() => kept === 2, "the second change");
+    expect(removed).toBe(1);
+  });
+
+  it("drops output beyond the backlog bound, counts it, and recovers with a clean screen", async () => {
+    const s = screen();
+    const chunk = bytes(`${"output ".repeat(9)}\r\n`.repeat(1024)); // ~64 KiB of text lines
+    const total = 32 * 1024 * 1024;
+    let written = 0;
+    // Synchronous writes: the worker cannot acknowledge anything meanwhile, so the
+    // backlog grows until the bound and everything beyond it must be dropped.
+    while (written < total) {
+      s.write(chunk);
+      written += chunk.byteLength;
+    }
+    const behind = s.stats();
+    expect(behind.postedBytes + behind.pendingBytes).toBeLessThanOrEqual(MAX_BACKLOG_BYTES);
+    expect(behind.droppedBytes).toBeGreaterThanOrEqual(written - MAX_BACKLOG_BYTES);
+    expect(behind.postedBytes + behind.pendingBytes + behind.droppedBytes).toBe(written);
+    expect(behind.gaps).toBe(1);
+
+    await s.read(); // the worker catches up
+    const caughtUp = s.stats();
+    expect(caughtUp.parsedBytes).toBe(caughtUp.postedBytes);
+
+    s.write(bytes("RECOVERED"));
+    const read = await s.read({ scrollback: 10 });
+    expect(read.lines[0]).toBe("RECOVERED");
+    expect(read.lines.slice(1).every((line) => line === "")).toBe(true);
+    expect(read.scrollback).toEqual([]);
+    expect(s.stats().droppedBytes).toBe(behind.droppedBytes);
+  });
+
+  it.each([
+    ["bun", [`${repoRoot}node_modules/.bin/bun`, "server/session/headless-bun-smoke.ts"]],
+    ["node with the tsx loader", [process.execPath, "--import", "tsx", "server/session/headless-bun-smoke.ts"]],
+  ])("works and lets the process exit under %s", async (_runtime, [command, ...args]) => {
+    const { stdout } = await run(command, args, { cwd: repoRoot, timeout: 20_000 });
+    expect(JSON.parse(stdout.trim())).toMatchObject({ ok: true, lines: ["$ echo 世界", "世界"] });
+  });
+});

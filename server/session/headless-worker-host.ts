@@ -1,0 +1,166 @@
+/**
+ * The single worker thread shared by every HeadlessScreen of the process: started when
+ * the first screen attaches, terminated when the last one detaches. One worker for all
+ * sessions because each worker costs ~10 MB of RSS, while an idle session may cost only
+ * a few MB.
+ *
+ * The worker is unref'd while nothing waits for it, so an idle screen never keeps a
+ * process alive; it is ref'd while a request (serialize/preview/read) is outstanding,
+ * so a script awaiting an answer is not cut short.
+ */
+import { Worker } from "node:worker_threads";
+import type { FromWorker, ScreenReply, ScreenRequest, ToWorker } from "./headless-protocol.ts";
+
+export type HeadlessScreenErrorCode =
+  /** the screen was disposed before the request was answered */
+  | "HEADLESS_SCREEN_DISPOSED"
+  /** the worker thread failed or exited; the screen starts over blank on its next use */
+  | "HEADLESS_WORKER_FAILED"
+  /** the worker could not compute the answer */
+  | "HEADLESS_REQUEST_FAILED";
+
+export class HeadlessScreenError extends Error {
+  readonly code: HeadlessScreenErrorCode;
+  constructor(code: HeadlessScreenErrorCode, message: string) {
+    super(message);
+    this.name = "HeadlessScreenError";
+    this.code = code;
+  }
+}
+
+/** What the host calls back on the screen that owns an id. */
+export interface ScreenClient {
+  onParsed(bytes: number): void;
+  onChanged(): void;
+  /** The worker is gone: forget all in-flight accounting; attach again on next use. */
+  onWorkerLost(): void;
+}
+
+type PendingRequest = {
+  screen: number;
+  resolve: (value: unknown) => void;
+  reject: (error: HeadlessScreenError) => void;
+};
+
+const WORKER_URL = new URL("./headless-worker.js", import.meta.url);
+
+export class HeadlessWorkerHost {
+  private static shared: HeadlessWorkerHost | null = null;
+  /** workers started and not yet exited (a terminated worker counts until it is gone) */
+  private static live = 0;
+
+  private readonly worker: Worker;
+  private readonly clients = new Map<number, ScreenClient>();
+  private readonly requests = new Map<number, PendingRequest>();
+  private nextScreen = 1;
+  private nextRequest = 1;
+  private closed = false;
+
+  /** Attaches a screen to the shared worker, starting it if needed; returns the screen id. */
+  static attach(client: ScreenClient, open: { cols: number; rows: number; scrollback: number }): {
+    host: HeadlessWorkerHost;
+    screen: number;
+  } {
+    const host = (HeadlessWorkerHost.shared ??= new HeadlessWorkerHost());
+    const screen = host.nextScreen++;
+    host.clients.set(screen, client);
+    host.post({ type: "open", screen, ...open });
+    return { host, screen };
+  }
+
+  /** Worker threads of this process that are running or still shutting down. */
+  static liveWorkers(): number {
+    return HeadlessWorkerHost.live;
+  }
+
+  private constructor() {
+    // execArgv: [] — the worker is plain JS and needs no loader; inheriting e.g. tsx's
+    // --import would only cost start-up time and memory.
+    this.worker = new Worker(WORKER_URL, { execArgv: [] });
+    HeadlessWorkerHost.live++;
+    this.worker.unref();
+    this.worker.on("message", (message: FromWorker) => this.receive(message));
+    this.worker.on("error", (error) => this.fail(`headless worker failed: ${String(error)}`));
+    this.worker.on("exit", (code) => {
+      HeadlessWorkerHost.live--;
+      this.fail(`headless worker exited with code ${code}`);
+    });
+  }
+
+  post(message: ToWorker, transfer?: ArrayBuffer[]): void {
+    if (this.closed) return;
+    this.worker.postMessage(message, transfer);
+  }
+
+  request<K extends ScreenRequest["kind"]>(
+    screen: number,
+    body: Extract<ScreenRequest, { kind: K }>,
+  ): Promise<ScreenReply[K]> {
+    if (this.closed) {
+      return Promise.reject(new HeadlessScreenError("HEADLESS_WORKER_FAILED", "headless worker is gone"));
+    }
+    const request = this.nextRequest++;
+    return new Promise<ScreenReply[K]>((resolve, reject) => {
+      if (this.requests.size === 0) this.worker.ref();
+      this.requests.set(request, { screen, resolve: resolve as (value: unknown) => void, reject });
+      this.post({ type: "request", screen, request, body });
+    });
+  }
+
+  /** Closes a screen; its unanswered requests are rejected; the last one stops the worker. */
+  detach(screen: number): void {
+    if (!this.clients.delete(screen)) return;
+    for (const [id, pending] of this.requests) {
+      if (pending.screen !== screen) continue;
+      this.settle(id);
+      pending.reject(new HeadlessScreenError("HEADLESS_SCREEN_DISPOSED", "screen disposed"));
+    }
+    this.post({ type: "close", screen });
+    if (this.clients.size === 0) {
+      this.shutDown();
+      void this.worker.terminate();
+    }
+  }
+
+  private receive(message: FromWorker): void {
+    switch (message.type) {
+      case "parsed":
+        for (const [screen, bytes] of message.counts) this.clients.get(screen)?.onParsed(bytes);
+        return;
+      case "changed":
+        this.clients.get(message.screen)?.onChanged();
+        return;
+      case "reply": {
+        const pending = this.requests.get(message.request);
+        if (!pending) return;
+        this.settle(message.request);
+        if (message.ok) pending.resolve(message.value);
+        else pending.reject(new HeadlessScreenError("HEADLESS_REQUEST_FAILED", message.message));
+        return;
+      }
+    }
+  }
+
+  private settle(request: number): void {
+    this.requests.delete(request);
+    if (this.requests.size === 0 && !this.closed) this.worker.unref();
+  }
+
+  /** Stops accepting work; later screens get a new worker. */
+  private shutDown(): void {
+    this.closed = true;
+    if (HeadlessWorkerHost.shared === this) HeadlessWorkerHost.shared = null;
+  }
+
+  private fail(reason: string): void {
+    if (this.closed) return;
+    this.shutDown();
+    for (const pending of this.requests.values()) {
+      pending.reject(new HeadlessScreenError("HEADLESS_WORKER_FAILED", reason));
+    }
+    this.requests.clear();
+    for (const client of this.clients.values()) client.onWorkerLost();
+    this.clients.clear();
+    void this.worker.terminate();
+  }
+}
