@@ -44,6 +44,15 @@ function compile(path: string): { pattern: RegExp; keys: string[] } {
   return { pattern: new RegExp(`^${source}$`), keys };
 }
 
+/** A malformed %-escape stays as written: it then simply names nothing. */
+function safeDecode(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -129,7 +138,7 @@ export class App {
       matchedPath = true;
       if (route.method !== req.method) continue;
       const params: Record<string, string> = {};
-      route.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1]!)));
+      route.keys.forEach((k, i) => (params[k] = safeDecode(m[i + 1]!)));
       const isLogin = url.pathname === "/api/login";
       const auth = isLogin ? null : this.authenticateOrRefuse(req, res);
       if (!isLogin && !auth) return;
@@ -148,7 +157,10 @@ export class App {
   /** Authenticates, or answers 401 (held back after repeated failures) and returns null. */
   private authenticateOrRefuse(req: IncomingMessage, res: ServerResponse): Authenticated | null {
     const auth = this.auth.authenticate(req);
-    if (auth) return auth;
+    if (auth) {
+      this.auth.throttle.succeed(clientAddress(req));
+      return auth;
+    }
     this.refuse(req, () => sendError(res, new ApiError(ErrorCode.UNAUTHORIZED, "missing or invalid credential", { "www-authenticate": "Bearer" })), () => res.destroy());
     return null;
   }
@@ -213,6 +225,7 @@ export class App {
         this.refuse(req, () => refuseUpgrade(socket, 401, ErrorCode.UNAUTHORIZED, "missing or invalid credential"), () => socket.destroy());
         return;
       }
+      this.auth.throttle.succeed(clientAddress(req));
       if (auth.via === "cookie" && !isSameOrigin(req)) {
         refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "cross-origin WebSocket refused");
         return;
@@ -221,7 +234,7 @@ export class App {
         const m = route.pattern.exec(url.pathname);
         if (!m) continue;
         const params: Record<string, string> = {};
-        route.keys.forEach((k, i) => (params[k] = decodeURIComponent(m[i + 1]!)));
+        route.keys.forEach((k, i) => (params[k] = safeDecode(m[i + 1]!)));
         route.handler(req, socket, head, { params, url, auth });
         return;
       }

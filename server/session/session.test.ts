@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnPty } from "../pty/index.ts";
+import { waitFor } from "../testing/wait.ts";
+import { SessionRegistry } from "./registry.ts";
+import type { Session } from "./session.ts";
+
+const BASH = ["bash", "--norc", "--noprofile"];
+let registry: SessionRegistry;
+
+function makeRegistry(bufferBytes = 4 * 1024 * 1024) {
+  registry = new SessionRegistry({ shell: "/bin/bash", bufferBytes, spawnPty });
+  return registry;
+}
+
+afterEach(async () => {
+  await registry?.closeAll();
+});
+
+const ringText = (s: Session) => Buffer.from(s.ring.slice(s.ring.start)).toString("utf8");
+
+async function exited(s: Session): Promise<number> {
+  if (s.status === "exited") return s.exitCode!;
+  return new Promise((resolve) => s.events.on("exit", resolve));
+}
+
+describe("Session on a real bash", () => {
+  it("sees a resize through stty size", async () => {
+    const s = makeRegistry().create({ command: [...BASH, "-i"], cwd: "/tmp" });
+    s.write("PS1='$ '\r");
+    s.resize(132, 43);
+    s.write("stty size\r");
+    await waitFor(() => ringText(s).includes("43 132"), { message: "stty size after resize" });
+    expect(s.info().cols).toBe(132);
+    expect(s.info().rows).toBe(43);
+  });
+
+  it("reports the exit code of sh -c 'exit 5'", async () => {
+    const s = makeRegistry().create({ command: ["sh", "-c", "exit 5"] });
+    expect(await exited(s)).toBe(5);
+    expect(s.info().status).toBe("exited");
+    expect(s.info().exitCode).toBe(5);
+  });
+
+  it("restart begins a new generation with offsets from 0", async () => {
+    const s = makeRegistry().create({ command: [...BASH, "-c", "echo first-run"] });
+    await exited(s);
+    const before = s.generation;
+    expect(s.ring.end).toBeGreaterThan(0);
+    await s.restart();
+    expect(s.generation).not.toBe(before);
+    expect(s.generation.split(".")[0]).toBe(registry.bootId);
+    expect(s.ring.start).toBe(0);
+    await exited(s);
+    expect(ringText(s)).toContain("first-run");
+    expect(s.ring.end).toBe(Buffer.byteLength(ringText(s)));
+  });
+
+  it("keeps the tail of 500 000 lines intact in a ring that wrapped many times", async () => {
+    const capacity = 256 * 1024;
+    const s = makeRegistry(capacity).create({ command: ["seq", "1", "500000"] });
+    await exited(s);
+    expect(s.ring.truncated).toBe(true);
+    expect(s.ring.end - s.ring.start).toBe(capacity);
+    const lines = ringText(s).replace(/\r\n/g, "\n").split("\n");
+    lines.shift(); // the first retained line may be cut
+    while (lines.at(-1) === "") lines.pop();
+    expect(lines.at(-1)).toBe("500000");
+    const first = Number(lines[0]);
+    lines.forEach((line, i) => {
+      if (line !== String(first + i)) throw new Error(`line ${i} is "${line}", expected ${first + i}`);
+    });
+    // the offset counts every byte the program wrote: "1\r\n" … "500000\r\n"
+    let total = 0;
+    for (let n = 1; n <= 500000; n++) total += String(n).length + 2;
+    expect(s.ring.end).toBe(total);
+  });
+
+  it("keeps UTF-8 characters split across PTY reads intact in the headless screen", async () => {
+    // The program writes the bytes of "世界" split in the middle of the first character, pausing
+    // so the PTY delivers them in separate reads.
+    const s = makeRegistry().create({
+      command: [...BASH, "-c", "printf '\\xe4'; sleep 0.2; printf '\\xb8\\x96\\xe7'; sleep 0.2; printf '\\x95\\x8c ok\\n'; sleep 100"],
+    });
+    await waitFor(() => ringText(s).includes("ok"));
+    const screen = await s.screen.read();
+    expect(screen.lines.join("\n")).toContain("世界 ok");
+  });
+
+  it("tracks the modes a snapshot must restore", async () => {
+    const s = makeRegistry().create({ command: [...BASH, "-c", "printf '\\e[?1049h\\e[?2004h\\e[?1000h\\e[?1006h'; echo ready; sleep 100"] });
+    await waitFor(() => ringText(s).includes("ready"));
+    expect(s.scanner.alternateScreen).toBe(true);
+    expect(s.scanner.bracketedPaste).toBe(true);
+    const restore = s.scanner.restoreSequence();
+    for (const seq of ["\x1b[?1049h", "\x1b[?2004h", "\x1b[?1000h", "\x1b[?1006h"]) expect(restore).toContain(seq);
+  });
+
+  it("takes the title from OSC 0/2 unless the user set one, and the cwd from OSC 7", async () => {
+    const s = makeRegistry().create({ command: [...BASH, "-c", "printf '\\e]2;building\\a\\e]7;file://host/srv/my%20dir\\a'; echo done; sleep 100"] });
+    await waitFor(() => s.info().title === "building");
+    expect(s.info().cwd).toBe("/srv/my dir");
+    s.setTitle("mine");
+    expect(s.info().title).toBe("mine");
+  });
+
+  it("sets attention on BEL and keeps a preview of the last screen lines", async () => {
+    const s = makeRegistry().create({ command: [...BASH, "-c", "echo one; echo; echo two; echo three; printf '\\a'; sleep 100"] });
+    await waitFor(() => s.info().attention);
+    const preview = await waitFor(() => (s.info().preview.length === 3 ? s.info().preview : null));
+    expect(preview).toEqual(["one", "two", "three"]);
+    s.clearAttention();
+    expect(s.info().attention).toBe(false);
+  });
+});
