@@ -18,7 +18,6 @@ import {
   readControlPayload,
   readExitPayload,
   readInteger,
-  readObject,
   readPositionPayload,
   readQuerySubmissionsPayload,
   readResizePayload,
@@ -123,6 +122,8 @@ export class FrameEncodeError extends Error {
 
 const NEWLINE = 0x0a;
 
+const opcodeName = (opcode: number): string => `0x${opcode.toString(16).padStart(2, "0")}`;
+
 // ---- encoding ----
 
 function frame(opcode: number, payload: Uint8Array): Uint8Array {
@@ -137,8 +138,8 @@ function jsonFrame<T>(opcode: number, value: T, read: (value: unknown) => T): Ui
   try {
     clean = read(value);
   } catch (error) {
-    if (error instanceof PayloadError) throw new FrameEncodeError(`opcode 0x${opcode.toString(16).padStart(2, "0")}: ${error.message}`);
-    throw error;
+    if (!(error instanceof PayloadError)) throw error;
+    throw new FrameEncodeError(`opcode ${opcodeName(opcode)}: ${error.message}`);
   }
   return frame(opcode, encodeUtf8(JSON.stringify(clean)));
 }
@@ -226,24 +227,30 @@ function invalid(reason: FrameErrorReason, detail: string, opcode?: number, id?:
   return error;
 }
 
-/** The JSON value of a payload, or the reason it is not one. */
+/** The JSON value of a payload, or why it is not one. */
 function parseJson(payload: Uint8Array): { value: unknown } | { detail: string } {
   const text = decodeUtf8Strict(payload);
-  if (text === null) return { detail: "payload is not UTF-8" };
+  if (text === null) return { detail: "is not UTF-8" };
   try {
     return { value: JSON.parse(text) as unknown };
   } catch {
-    return { detail: "payload is not JSON" };
+    return { detail: "is not JSON" };
   }
 }
 
-/** Decode a JSON payload with a reader, mapping failures to FrameError. */
-function decodeJson<T, M>(opcode: number, payload: Uint8Array, read: (value: unknown) => T, wrap: (value: T) => M): M | FrameError {
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Decode a JSON object payload with a strict reader; failures become FrameError. */
+function decodeJson<T, M>(
+  opcode: number,
+  payload: Uint8Array,
+  read: (value: unknown) => T,
+  wrap: (value: T) => M,
+): M | FrameError {
   const parsed = parseJson(payload);
-  if ("detail" in parsed) return invalid("bad_json", parsed.detail, opcode);
-  if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
-    return invalid("bad_json", "payload is not a JSON object", opcode);
-  }
+  if ("detail" in parsed) return invalid("bad_json", `payload ${parsed.detail}`, opcode);
+  if (!isJsonObject(parsed.value)) return invalid("bad_json", "payload is not a JSON object", opcode);
   try {
     return wrap(read(parsed.value));
   } catch (error) {
@@ -256,6 +263,10 @@ function decodeEmpty<M>(opcode: number, payload: Uint8Array, message: M): M | Fr
   return payload.length === 0 ? message : invalid("unexpected_payload", "this frame takes no payload", opcode);
 }
 
+function unknownOpcode(side: string, opcode: number): FrameError {
+  return invalid("unknown_opcode", `unknown ${side} opcode ${opcodeName(opcode)}`, opcode);
+}
+
 /** Parse a server → client frame. Raw payloads are views into `data`, not copies. */
 export function decodeServerFrame(data: Uint8Array): ServerMessage | FrameError {
   if (!(data instanceof Uint8Array)) return invalid("not_binary", "frame is not binary");
@@ -263,14 +274,22 @@ export function decodeServerFrame(data: Uint8Array): ServerMessage | FrameError 
   const opcode = data[0];
   const payload = data.subarray(1);
   switch (opcode) {
-    case ServerFrame.OUTPUT: return { type: "output", data: payload };
-    case ServerFrame.SNAPSHOT: return { type: "snapshot", data: payload };
-    case ServerFrame.STATUS: return decodeJson(opcode, payload, readSessionInfo, (session) => ({ type: "status", session }));
-    case ServerFrame.EXIT: return decodeJson(opcode, payload, readExitPayload, (exit) => ({ type: "exit", exitCode: exit.exitCode }));
-    case ServerFrame.POSITION: return decodeJson(opcode, payload, readPositionPayload, (position) => ({ type: "position", position }));
-    case ServerFrame.SUBMIT_STATUS: return decodeJson(opcode, payload, readSubmitStatusPayload, (status) => ({ type: "submitStatus", status }));
-    case ServerFrame.CONTROL: return decodeJson(opcode, payload, readControlPayload, (control) => ({ type: "control", control }));
-    default: return invalid("unknown_opcode", `unknown server opcode 0x${opcode.toString(16)}`, opcode);
+    case ServerFrame.OUTPUT:
+      return { type: "output", data: payload };
+    case ServerFrame.SNAPSHOT:
+      return { type: "snapshot", data: payload };
+    case ServerFrame.STATUS:
+      return decodeJson(opcode, payload, readSessionInfo, (session) => ({ type: "status", session }));
+    case ServerFrame.EXIT:
+      return decodeJson(opcode, payload, readExitPayload, ({ exitCode }) => ({ type: "exit", exitCode }));
+    case ServerFrame.POSITION:
+      return decodeJson(opcode, payload, readPositionPayload, (position) => ({ type: "position", position }));
+    case ServerFrame.SUBMIT_STATUS:
+      return decodeJson(opcode, payload, readSubmitStatusPayload, (status) => ({ type: "submitStatus", status }));
+    case ServerFrame.CONTROL:
+      return decodeJson(opcode, payload, readControlPayload, (control) => ({ type: "control", control }));
+    default:
+      return unknownOpcode("server", opcode);
   }
 }
 
@@ -282,46 +301,62 @@ export function decodeClientFrame(data: Uint8Array, limits: ClientFrameLimits = 
   const opcode = data[0];
   const payload = data.subarray(1);
   // A submit frame reads its header first, so even an oversized one can be answered by ID.
-  if (opcode === ClientFrame.SUBMIT) return decodeSubmit(data, payload, maxFrameBytes, limits.maxSubmissionBodyBytes ?? MAX_SUBMISSION_BODY_BYTES);
-  if (data.length > maxFrameBytes) return invalid("too_large", `frame of ${data.length} bytes exceeds ${maxFrameBytes}`, opcode);
+  if (opcode === ClientFrame.SUBMIT) {
+    return decodeSubmit(data, maxFrameBytes, limits.maxSubmissionBodyBytes ?? MAX_SUBMISSION_BODY_BYTES);
+  }
+  if (data.length > maxFrameBytes) return tooLarge(data, maxFrameBytes);
   switch (opcode) {
-    case ClientFrame.INPUT: return { type: "input", data: payload };
-    case ClientFrame.RESIZE: return decodeJson(opcode, payload, readResizePayload, (size) => ({ type: "resize", cols: size.cols, rows: size.rows }));
-    case ClientFrame.RESYNC: return decodeEmpty(opcode, payload, { type: "resync" });
-    case ClientFrame.QUERY_SUBMISSIONS: return decodeJson(opcode, payload, readQuerySubmissionsPayload, (query) => ({ type: "querySubmissions", ids: query.ids }));
-    case ClientFrame.TAKE_CONTROL: return decodeEmpty(opcode, payload, { type: "takeControl" });
-    case ClientFrame.AUTO_REPLY: return { type: "autoReply", data: payload };
-    default: return invalid("unknown_opcode", `unknown client opcode 0x${opcode.toString(16)}`, opcode);
+    case ClientFrame.INPUT:
+      return { type: "input", data: payload };
+    case ClientFrame.RESIZE:
+      return decodeJson(opcode, payload, readResizePayload, ({ cols, rows }) => ({ type: "resize", cols, rows }));
+    case ClientFrame.RESYNC:
+      return decodeEmpty(opcode, payload, { type: "resync" });
+    case ClientFrame.QUERY_SUBMISSIONS:
+      return decodeJson(opcode, payload, readQuerySubmissionsPayload, ({ ids }) => ({ type: "querySubmissions", ids }));
+    case ClientFrame.TAKE_CONTROL:
+      return decodeEmpty(opcode, payload, { type: "takeControl" });
+    case ClientFrame.AUTO_REPLY:
+      return { type: "autoReply", data: payload };
+    default:
+      return unknownOpcode("client", opcode);
   }
 }
 
-function decodeSubmit(data: Uint8Array, payload: Uint8Array, maxFrameBytes: number, maxBodyBytes: number): ClientMessage | FrameError {
+function tooLarge(data: Uint8Array, maxFrameBytes: number, id?: string): FrameError {
+  return invalid("too_large", `frame of ${data.length} bytes exceeds ${maxFrameBytes}`, data[0], id);
+}
+
+/** The submit header's fields in order, so every error after the ID carries it. */
+function decodeSubmit(data: Uint8Array, maxFrameBytes: number, maxBodyBytes: number): ClientMessage | FrameError {
   const opcode = ClientFrame.SUBMIT;
+  const payload = data.subarray(1);
   const newline = payload.subarray(0, MAX_SUBMIT_HEADER_BYTES + 1).indexOf(NEWLINE);
-  if (newline < 0) return invalid("bad_header", `no newline within the first ${MAX_SUBMIT_HEADER_BYTES} bytes`, opcode);
+  if (newline < 0) return invalid("bad_header", `no newline in the first ${MAX_SUBMIT_HEADER_BYTES} bytes`, opcode);
   const parsed = parseJson(payload.subarray(0, newline));
   if ("detail" in parsed) return invalid("bad_header", `header ${parsed.detail}`, opcode);
-  let headerObject: Record<string, unknown>;
-  try {
-    headerObject = readObject(parsed.value, "header");
-  } catch {
-    return invalid("bad_header", "header is not a JSON object", opcode);
-  }
-  const id = Object.hasOwn(headerObject, "id") ? headerObject.id : undefined;
+  const header = parsed.value;
+  if (!isJsonObject(header)) return invalid("bad_header", "header is not a JSON object", opcode);
+
+  const id = Object.hasOwn(header, "id") ? header.id : undefined;
   if (!isValidSubmissionId(id)) return invalid("bad_header", "header.id is not a submission ID", opcode);
-  const generation = Object.hasOwn(headerObject, "generation") ? headerObject.generation : undefined;
-  if (!isValidGeneration(generation)) return invalid("bad_header", "header.generation is not valid", opcode, id);
+  const fail = (reason: FrameErrorReason, detail: string) => invalid(reason, detail, opcode, id);
+
+  const generation = Object.hasOwn(header, "generation") ? header.generation : undefined;
+  if (!isValidGeneration(generation)) return fail("bad_header", "header.generation is not a generation");
   let bodyBytes: number;
   try {
-    bodyBytes = readInteger(headerObject, "bodyBytes", "header", 0, Number.MAX_SAFE_INTEGER);
+    bodyBytes = readInteger(header, "bodyBytes", "header", 0, Number.MAX_SAFE_INTEGER);
   } catch (error) {
-    return invalid("bad_header", error instanceof Error ? error.message : "header.bodyBytes", opcode, id);
+    return fail("bad_header", error instanceof Error ? error.message : "header.bodyBytes is not valid");
   }
-  if (data.length > maxFrameBytes) return invalid("too_large", `frame of ${data.length} bytes exceeds ${maxFrameBytes}`, opcode, id);
-  if (bodyBytes > maxBodyBytes) return invalid("body_too_large", `body of ${bodyBytes} bytes exceeds ${maxBodyBytes}`, opcode, id);
+  if (data.length > maxFrameBytes) return tooLarge(data, maxFrameBytes, id);
+  if (bodyBytes > maxBodyBytes) return fail("body_too_large", `body of ${bodyBytes} bytes exceeds ${maxBodyBytes}`);
   const rest = payload.subarray(newline + 1);
-  if (bodyBytes > rest.length) return invalid("body_truncated", `header says ${bodyBytes} body bytes, frame has ${rest.length}`, opcode, id);
+  if (bodyBytes > rest.length) return fail("body_truncated", `header says ${bodyBytes} body bytes, ${rest.length} follow`);
   const submitKey = rest.subarray(bodyBytes);
-  if (submitKey.length > MAX_SUBMIT_KEY_BYTES) return invalid("submit_key_too_large", `submit key of ${submitKey.length} bytes exceeds ${MAX_SUBMIT_KEY_BYTES}`, opcode, id);
+  if (submitKey.length > MAX_SUBMIT_KEY_BYTES) {
+    return fail("submit_key_too_large", `submit key of ${submitKey.length} bytes exceeds ${MAX_SUBMIT_KEY_BYTES}`);
+  }
   return { type: "submit", header: { id, generation, bodyBytes }, body: rest.subarray(0, bodyBytes), submitKey };
 }

@@ -131,7 +131,10 @@ function readStringArray(
   return [...(value as string[])];
 }
 
-function readNullable<T>(obj: JsonObject, key: string, path: string, read: (obj: JsonObject, key: string, path: string) => T): T | null {
+type FieldReader<T> = (obj: JsonObject, key: string, path: string) => T;
+
+/** A required field that may be null (missing is still an error). */
+function readNullable<T>(obj: JsonObject, key: string, path: string, read: FieldReader<T>): T | null {
   return field(obj, key) === null ? null : read(obj, key, path);
 }
 

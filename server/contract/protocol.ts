@@ -36,9 +36,15 @@ export const SESSION_LIST_UPDATE_MS = 500;
 export const SESSION_LIST_PREVIEW_MS = 2000;
 /** The spec cuts device labels to 40 characters (code points). */
 export const MAX_LABEL_CHARS = 40;
-/** Largest client frame the server reads: covers any paste xterm delivers as one input frame while bounding per-frame memory a hostile client can pin. */
+/**
+ * Largest client frame the server reads: covers any paste xterm delivers as one
+ * input frame, while bounding the memory one frame of a hostile client can pin.
+ */
 export const MAX_CLIENT_FRAME_BYTES = 1024 * 1024;
-/** Largest submission body: far beyond any prompt or pasted file, and it bounds how long one submission holds the PTY's input lock. */
+/**
+ * Largest submission body: far beyond any prompt or pasted file, and it bounds how
+ * long one submission holds the PTY's input lock.
+ */
 export const MAX_SUBMISSION_BODY_BYTES = 256 * 1024;
 /** Largest submit key: one key press or a short sequence (`\r`, `ESC [ 13 ; 2 u`); anything longer is not a key. */
 export const MAX_SUBMIT_KEY_BYTES = 64;
