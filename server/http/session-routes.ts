@@ -1,3 +1,4 @@
+import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../contract/protocol.ts";
 import { ErrorCode, type SessionInfo, type SessionListResponse, type Settings } from "../contract/types.ts";
 import { InvalidSessionRequest, SessionNotFound, type SessionRegistry } from "../session/registry.ts";
 import type { Session } from "../session/session.ts";
@@ -17,11 +18,6 @@ import {
 import { ApiError, invalid } from "./errors.ts";
 import type { RouteContext } from "./app.ts";
 
-/** Terminal sizes outside this range are refused: no real screen is smaller or larger. */
-export const MIN_COLS = 2;
-export const MAX_COLS = 1000;
-export const MIN_ROWS = 1;
-export const MAX_ROWS = 1000;
 /** Titles are for a list: longer ones are refused rather than cut silently. */
 export const MAX_TITLE_CHARS = 200;
 

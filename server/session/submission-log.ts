@@ -1,0 +1,170 @@
+import { SUBMISSION_LOG_SIZE, SUBMISSION_TTL_MS } from "../contract/protocol.ts";
+import type { SubmissionError, SubmissionState, SubmitStatusPayload } from "../contract/types.ts";
+
+export type SubmissionRecord = {
+  readonly id: string;
+  state: Exclude<SubmissionState, "missing">;
+  error?: SubmissionError;
+  /** the client that submitted it: all of its connections hear every state */
+  readonly clientId: string;
+  readonly createdAt: number;
+  /** other clients that queried it while it was `received`: they hear its final state */
+  readonly watchers: Set<string>;
+};
+
+/** Who must hear a status: every connection of these clients. */
+export type StatusDelivery = { status: SubmitStatusPayload; clients: ReadonlySet<string> };
+
+const BRACKETED_PASTE_START = "\x1b[200~";
+const BRACKETED_PASTE_END = "\x1b[201~";
+const encoder = new TextEncoder();
+const PASTE_START = encoder.encode(BRACKETED_PASTE_START);
+const PASTE_END = encoder.encode(BRACKETED_PASTE_END);
+
+/** The program's input, as the submission writer sees it. */
+export type SubmissionTarget = {
+  readonly generation: string;
+  readonly running: boolean;
+  readonly bracketedPaste: boolean;
+  /** Write bytes to the PTY; throws when it cannot. */
+  write(bytes: Uint8Array): void;
+};
+
+/**
+ * The spec's submissions (提交): each ID is written at most once per server run, its state kept for
+ * the most recent 256 records and 30 minutes, reported to the submitting client's connections and
+ * to other clients that asked about it while it was in flight.
+ */
+export class SubmissionLog {
+  /** insertion order = age order (Map keeps it), oldest first */
+  private readonly records = new Map<string, SubmissionRecord>();
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly capacity = SUBMISSION_LOG_SIZE,
+    private readonly ttlMs = SUBMISSION_TTL_MS,
+  ) {}
+
+  get(id: string): SubmissionRecord | undefined {
+    this.expire();
+    return this.records.get(id);
+  }
+
+  /**
+   * Handle one submission. Returns the statuses to deliver, in order. A repeated ID is never
+   * written again: it answers with its recorded state.
+   */
+  submit(
+    clientId: string,
+    submission: { id: string; generation: string; body: Uint8Array; submitKey: Uint8Array },
+    target: SubmissionTarget,
+  ): StatusDelivery[] {
+    const known = this.get(submission.id);
+    if (known) {
+      known.watchers.add(clientId);
+      return [this.deliveryTo(known, new Set([clientId]))];
+    }
+    if (submission.generation !== target.generation) {
+      return [this.settle(this.record(submission.id, clientId), "failed", "generation")];
+    }
+    if (!target.running) {
+      return [this.settle(this.record(submission.id, clientId), "failed", "write")];
+    }
+    const record = this.record(submission.id, clientId);
+    const deliveries = [this.deliveryOf(record)];
+    // Body and key are written in one synchronous step: no other input can interleave.
+    let wrote = false;
+    try {
+      const body = target.bracketedPaste ? bracket(submission.body) : submission.body;
+      if (body.length > 0) {
+        target.write(body);
+        wrote = true;
+      }
+      if (submission.submitKey.length > 0) target.write(submission.submitKey);
+      deliveries.push(this.settle(record, "written"));
+    } catch {
+      deliveries.push(this.settle(record, wrote ? "partial" : "failed", wrote ? undefined : "write"));
+    }
+    return deliveries;
+  }
+
+  /** A submission frame whose header named an ID but was otherwise invalid. */
+  reject(clientId: string, id: string): StatusDelivery[] {
+    const known = this.get(id);
+    if (known) return [this.deliveryTo(known, new Set([clientId]))];
+    return [this.settle(this.record(id, clientId), "failed", "invalid")];
+  }
+
+  /** 0x04: the state of each ID (`missing` when unknown); a querier of an in-flight ID will hear its end. */
+  query(clientId: string, ids: readonly string[]): SubmitStatusPayload[] {
+    this.expire();
+    return ids.map((id) => {
+      const record = this.records.get(id);
+      if (!record) return { id, state: "missing" };
+      if (record.state === "received" && record.clientId !== clientId) record.watchers.add(clientId);
+      return statusOf(record);
+    });
+  }
+
+  get size(): number {
+    this.expire();
+    return this.records.size;
+  }
+
+  private record(id: string, clientId: string): SubmissionRecord {
+    const record: SubmissionRecord = { id, state: "received", clientId, createdAt: this.now(), watchers: new Set() };
+    this.records.set(id, record);
+    while (this.records.size > this.capacity) {
+      const oldest = this.records.keys().next().value!;
+      this.records.delete(oldest);
+    }
+    return record;
+  }
+
+  private settle(record: SubmissionRecord, state: SubmissionRecord["state"], error?: SubmissionError): StatusDelivery {
+    record.state = state;
+    if (error) record.error = error;
+    const delivery = this.deliveryOf(record);
+    record.watchers.clear();
+    return delivery;
+  }
+
+  private deliveryOf(record: SubmissionRecord): StatusDelivery {
+    return { status: statusOf(record), clients: new Set([record.clientId, ...record.watchers]) };
+  }
+
+  private deliveryTo(record: SubmissionRecord, clients: Set<string>): StatusDelivery {
+    return { status: statusOf(record), clients };
+  }
+
+  private expire(): void {
+    const cutoff = this.now() - this.ttlMs;
+    for (const [id, record] of this.records) {
+      if (record.createdAt >= cutoff) break;
+      this.records.delete(id);
+    }
+  }
+}
+
+function statusOf(record: SubmissionRecord): SubmitStatusPayload {
+  return record.error ? { id: record.id, state: record.state, error: record.error } : { id: record.id, state: record.state };
+}
+
+/**
+ * Wrap a body as a bracketed paste. An end marker inside the body would let pasted text escape the
+ * paste and run as typed keys, so it is removed (as xterm.js does).
+ */
+function bracket(body: Uint8Array): Uint8Array {
+  const clean = stripPasteEnd(body);
+  const out = new Uint8Array(PASTE_START.length + clean.length + PASTE_END.length);
+  out.set(PASTE_START, 0);
+  out.set(clean, PASTE_START.length);
+  out.set(PASTE_END, PASTE_START.length + clean.length);
+  return out;
+}
+
+function stripPasteEnd(body: Uint8Array): Uint8Array {
+  const text = new TextDecoder().decode(body);
+  if (!text.includes(BRACKETED_PASTE_END) && !text.includes(BRACKETED_PASTE_START)) return body;
+  return encoder.encode(text.split(BRACKETED_PASTE_END).join("").split(BRACKETED_PASTE_START).join(""));
+}
