@@ -10,6 +10,7 @@ import {
   encodeExit,
   encodeInput,
   encodeOutput,
+  encodeOutputChunks,
   encodePosition,
   encodeQuerySubmissions,
   encodeResize,
@@ -65,6 +66,7 @@ describe("opcodes", () => {
 describe("raw byte frames", () => {
   it("output of a string is its UTF-8 after 0x00", () => {
     expect(toHex(encodeOutput("hi"))).toBe("00 68 69");
+    expect(toHex(encodeOutputChunks([hex("68"), hex(""), hex("69 e2 82")]))).toBe("00 68 69 e2 82");
     expect(toHex(encodeSnapshot("\x1b[?1049h"))).toBe("01 1b 5b 3f 31 30 34 39 68");
     expect(toHex(encodeInput("é"))).toBe("00 c3 a9");
     expect(toHex(encodeAutoReply(colorSchemeReport(false)))).toBe("06 1b 5b 3f 39 39 37 3b 32 6e");

@@ -145,6 +145,19 @@ function jsonFrame<T>(opcode: number, value: T, read: (value: unknown) => T): Ui
 }
 
 export const encodeOutput = (data: Uint8Array | string): Uint8Array => frame(ServerFrame.OUTPUT, toBytes(data));
+/** One output frame from several chunks, copied once (the hub coalesces PTY reads per tick). */
+export function encodeOutputChunks(chunks: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const chunk of chunks) total += chunk.length;
+  const out = new Uint8Array(1 + total);
+  out[0] = ServerFrame.OUTPUT;
+  let at = 1;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
 export const encodeSnapshot = (data: Uint8Array | string): Uint8Array => frame(ServerFrame.SNAPSHOT, toBytes(data));
 export const encodeStatus = (session: SessionInfo): Uint8Array => jsonFrame(ServerFrame.STATUS, session, readSessionInfo);
 export const encodeExit = (exit: ExitPayload): Uint8Array => jsonFrame(ServerFrame.EXIT, exit, readExitPayload);
