@@ -8,6 +8,8 @@ import { App } from "./http/app.ts";
 import { Authenticator } from "./http/auth.ts";
 import { registerSessionRoutes } from "./http/session-routes.ts";
 import { StaticFiles } from "./http/static.ts";
+import { WebSocketAcceptor } from "./hub/accept.ts";
+import { TerminalHub } from "./hub/terminal-hub.ts";
 import { SessionRegistry } from "./session/registry.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { SettingsStore } from "./store/settings.ts";
@@ -34,6 +36,8 @@ export type Webmux = {
   tokenGenerated: boolean;
   registry: SessionRegistry;
   settings: SettingsStore;
+  acceptor: WebSocketAcceptor;
+  terminals: TerminalHub;
   http: Server;
   close(): Promise<void>;
 };
@@ -70,6 +74,9 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const auth = new Authenticator({ globalToken: token });
   const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST));
   registerSessionRoutes(app, registry, settings);
+  const acceptor = new WebSocketAcceptor();
+  const terminals = new TerminalHub(registry, acceptor);
+  terminals.register(app);
 
   const http = createServer(app.handleRequest);
   http.on("upgrade", app.handleUpgrade);
@@ -97,6 +104,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      acceptor.closeAll(1001, "server shutting down");
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections?.();
@@ -104,5 +112,5 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       await registry.closeAll();
     })());
 
-  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, http, close };
+  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, http, close };
 }

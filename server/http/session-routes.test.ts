@@ -20,12 +20,12 @@ async function bufferText(id: string): Promise<string> {
 async function info(id: string): Promise<SessionInfo> {
   const res = await server.api(`/api/sessions/${id}`);
   expect(res.status).toBe(200);
-  return res.json();
+  return (await res.json()) as SessionInfo;
 }
 
 async function expectError(res: Response, status: number, code: string) {
   expect(res.status).toBe(status);
-  const body = await res.json();
+  const body = (await res.json()) as { error: { code: string; message: string } };
   expect(body.error.code).toBe(code);
   expect(typeof body.error.message).toBe("string");
 }
@@ -57,7 +57,7 @@ describe("sessions over HTTP", () => {
     });
     expect(done.exitCode).toBe(5);
     expect(done.pid).toBeNull();
-    const list = await (await server.api("/api/sessions")).json();
+    const list = (await (await server.api("/api/sessions")).json()) as { sessions: SessionInfo[] };
     expect(list.sessions.map((x: SessionInfo) => x.id)).toContain(s.id);
     expect(await bufferText(s.id)).toContain("bye");
   });
@@ -83,11 +83,11 @@ describe("sessions over HTTP", () => {
     const s = await server.createSession({ command: [...TEST_SHELL_COMMAND, "-c", "echo run-$RANDOM; sleep 100"] });
     const renamed = await server.api(`/api/sessions/${s.id}`, { method: "PATCH", json: { title: "build" } });
     expect(renamed.status).toBe(200);
-    expect((await renamed.json()).title).toBe("build");
+    expect(((await renamed.json()) as SessionInfo).title).toBe("build");
     await waitFor(async () => (await bufferText(s.id)).includes("run-"));
     const restarted = await server.api(`/api/sessions/${s.id}/restart`, { method: "POST" });
     expect(restarted.status).toBe(200);
-    const after: SessionInfo = await restarted.json();
+    const after = (await restarted.json()) as SessionInfo;
     expect(after.generation).not.toBe(s.generation);
     expect(after.status).toBe("running");
     expect(after.title).toBe("build");

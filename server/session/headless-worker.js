@@ -121,8 +121,9 @@ function afterParsed(screen, action) {
 function answer(screen, body) {
   switch (body.kind) {
     case "serialize":
+      // Modes come from the session's TerminalScanner, which never loses them to a dropped batch.
       return screen.serializer.serialize(
-        body.scrollback === undefined ? {} : { scrollback: body.scrollback },
+        body.scrollback === undefined ? { excludeModes: true } : { scrollback: body.scrollback, excludeModes: true },
       );
     case "preview":
       return visibleLines(screen).filter((line) => line !== "").slice(-3);

@@ -1,8 +1,10 @@
 import type { ControllerInfo, SessionInfo } from "../contract/types.ts";
 import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
+import { ControllerLease } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
 import { HeadlessScreen } from "./headless-screen.ts";
 import { RingBuffer } from "./ring-buffer.ts";
+import { SubmissionLog } from "./submission-log.ts";
 import { TerminalScanner, type ScanEvent } from "./terminal-scanner.ts";
 
 /** How long a program may ignore SIGHUP before it is killed (DESIGN: DELETE ends with SIGHUP, then SIGKILL after 3 s). */
@@ -54,6 +56,10 @@ export class Session {
   readonly ring: RingBuffer;
   readonly screen: HeadlessScreen;
   scanner = new TerminalScanner();
+  /** who controls the session (spec 控制端); connections come and go through the hub */
+  readonly lease = new ControllerLease();
+  /** submissions of this session, kept across restarts so a repeated ID is never written again */
+  readonly submissions = new SubmissionLog();
 
   private readonly options: SessionOptions;
   private pty: PtyProcess | null = null;

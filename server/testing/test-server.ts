@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SessionInfo } from "../contract/types.ts";
 import { startWebmux, type Webmux, type WebmuxOptions } from "../server.ts";
 
 export type TestServer = Webmux & {
@@ -8,7 +9,7 @@ export type TestServer = Webmux & {
   /** fetch against the server with the global token (override headers to test auth) */
   api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** create a session and return its info */
-  createSession(body?: Record<string, unknown>): Promise<import("../contract/types.ts").SessionInfo>;
+  createSession(body?: Record<string, unknown>): Promise<SessionInfo>;
   stop(): Promise<void>;
 };
 
@@ -45,7 +46,7 @@ export async function startTestServer(overrides: Partial<WebmuxOptions> = {}): P
     async createSession(body = { command: TEST_SHELL_COMMAND }) {
       const res = await api("/api/sessions", { method: "POST", json: body });
       if (res.status !== 201) throw new Error(`create failed: ${res.status} ${await res.text()}`);
-      return res.json();
+      return (await res.json()) as SessionInfo;
     },
     async stop() {
       await server.close();

@@ -1,0 +1,140 @@
+import type { WebSocket } from "ws";
+import type { LeaseConnection } from "../session/controller-lease.ts";
+
+/** A connection whose unsent bytes pass this is cut with 4408: past it, resuming costs less than catching up. */
+export const SEND_QUEUE_LIMIT_BYTES = 4 * 1024 * 1024;
+/** A connection whose queued bytes make no progress for this long is cut with 4408 (DESIGN: 10 s). */
+export const WRITE_DRAIN_TIMEOUT_MS = 10_000;
+/** After a close frame is queued, a peer that never reads it is dropped after this long. */
+export const CLOSE_GRACE_MS = 30_000;
+
+let nextConnectionId = 1;
+
+export type ConnectionHooks = {
+  /** bytes drained from the socket (called from ws send callbacks) */
+  onDrain(conn: TerminalConnection): void;
+  /** the connection must leave the stream (closed by either side) */
+  onGone(conn: TerminalConnection): void;
+};
+
+/**
+ * One WebSocket attached to one session: an ordered outbox that can be held while a snapshot is
+ * prepared, and the accounting that decides when a consumer is too slow.
+ */
+export class TerminalConnection implements LeaseConnection {
+  readonly id = nextConnectionId++;
+  readonly attachedAt = Date.now();
+  /** frames waiting for a snapshot to be ready; null when frames go straight out */
+  private held: Uint8Array[] | null = null;
+  /** submission statuses held meanwhile: a resync drops held output but keeps these */
+  private heldStatuses: Uint8Array[] = [];
+  private closed = false;
+  /** when queued bytes last made progress (or the queue last became non-empty) */
+  lastProgressAt = Date.now();
+  /** bumped on every resync, so a snapshot prepared for an older one is discarded */
+  replayEpoch = 0;
+  bytesSent = 0;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly clientId: string,
+    readonly label: string,
+    readonly canControl: boolean,
+    private readonly hooks: ConnectionHooks,
+  ) {
+    ws.on("close", () => this.gone());
+    ws.on("error", () => this.gone());
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  get isHolding(): boolean {
+    return this.held !== null;
+  }
+
+  /** Bytes accepted for sending that the peer has not taken yet. */
+  get queuedBytes(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  /** Frames from now on wait until `release`. */
+  hold(): void {
+    this.held ??= [];
+  }
+
+  /** A resync: drop held output (the new snapshot covers it) but keep held submission statuses. */
+  dropHeldOutput(): Uint8Array[] {
+    const statuses = this.heldStatuses;
+    this.heldStatuses = [];
+    if (this.held) this.held = [];
+    return statuses;
+  }
+
+  /** Send the prepared replay frames, then everything held meanwhile, in order. */
+  release(replay: Uint8Array[]): void {
+    const held = this.held ?? [];
+    this.held = null;
+    this.heldStatuses = [];
+    for (const frame of replay) this.write(frame);
+    for (const frame of held) this.write(frame);
+  }
+
+  send(frame: Uint8Array): void {
+    if (this.closed) return;
+    if (this.held) this.held.push(frame);
+    else this.write(frame);
+  }
+
+  /** A submission status: like send, but remembered separately while held (a resync keeps it). */
+  sendStatus(frame: Uint8Array): void {
+    if (this.closed) return;
+    if (this.held) {
+      this.held.push(frame);
+      this.heldStatuses.push(frame);
+    } else this.write(frame);
+  }
+
+  /** Close with a code; a peer that never reads the close frame is dropped after the grace. */
+  close(code: number, reason = ""): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.held = null;
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      this.ws.terminate();
+    }
+    const timer = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
+    timer.unref?.();
+    this.ws.once("close", () => clearTimeout(timer));
+    this.hooks.onGone(this);
+  }
+
+  /** Whether it made no progress for too long, or queued too much. */
+  isTooSlow(now = Date.now()): boolean {
+    const queued = this.ws.bufferedAmount;
+    if (queued > SEND_QUEUE_LIMIT_BYTES) return true;
+    return queued > 0 && now - this.lastProgressAt > WRITE_DRAIN_TIMEOUT_MS;
+  }
+
+  private write(frame: Uint8Array): void {
+    if (this.closed) return;
+    if (this.ws.bufferedAmount === 0) this.lastProgressAt = Date.now();
+    this.bytesSent += frame.length;
+    this.ws.send(frame, { binary: true }, (err) => {
+      if (err) return;
+      this.lastProgressAt = Date.now();
+      this.hooks.onDrain(this);
+    });
+  }
+
+  private gone(): void {
+    if (!this.closed) {
+      this.closed = true;
+      this.held = null;
+      this.hooks.onGone(this);
+    }
+  }
+}

@@ -1,0 +1,429 @@
+import {
+  decodeClientFrame,
+  encodeControl,
+  encodeExit,
+  encodeOutput,
+  encodeOutputChunks,
+  encodePosition,
+  encodeSnapshot,
+  encodeStatus,
+  encodeSubmitStatus,
+  FrameEncodeError,
+  type ClientMessage,
+} from "../contract/frames.ts";
+import { CloseCode, MAX_COLS, MAX_QUERY_IDS } from "../contract/protocol.ts";
+import type { PositionPayload, SubmitStatusPayload } from "../contract/types.ts";
+import type { LeaseEffect } from "../session/controller-lease.ts";
+import type { Session } from "../session/session.ts";
+import type { StatusDelivery } from "../session/submission-log.ts";
+import type { ScanEvent } from "../session/terminal-scanner.ts";
+import { TerminalConnection } from "./terminal-connection.ts";
+
+/** Coalesced output is sent at once when it reaches this size instead of waiting for the next tick. */
+export const FLUSH_BYTES = 256 * 1024;
+/** The PTY is paused while the controller's connection has more than this queued… */
+export const PAUSE_HIGH_WATER_BYTES = 1024 * 1024;
+/** …and resumed once it is back under this. */
+export const PAUSE_LOW_WATER_BYTES = 256 * 1024;
+/** How long the PTY keeps the other column count during a redraw request: long enough for a SIGWINCH to be seen. */
+export const REDRAW_HOLD_MS = 60;
+/** How often connections are checked for stalled writes. */
+export const SLOW_CHECK_INTERVAL_MS = 1_000;
+
+const ALTERNATE_SCREEN_ON = "\x1b[?1049h";
+
+export type AttachOptions = {
+  resume: { generation: string; offset: number } | null;
+  history: boolean;
+};
+
+/**
+ * All connections of one session. It turns the session's typed events into frames, coalesces
+ * output per tick (encoded once for every connection), builds replays, applies back-pressure and
+ * routes client frames through the session's controller lease and submission log.
+ */
+export class TerminalStream {
+  private readonly connections = new Set<TerminalConnection>();
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  private flushScheduled = false;
+  private pausedFor: TerminalConnection | null = null;
+  private redrawTimer: ReturnType<typeof setTimeout> | null = null;
+  private slowTimer: ReturnType<typeof setInterval> | null = null;
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(readonly session: Session) {
+    const ev = session.events;
+    this.unsubscribe.push(
+      ev.on("output", (chunk, events) => this.onOutput(chunk, events)),
+      ev.on("exit", (code) => this.onExit(code)),
+    );
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** Bytes of output waiting for the next flush (for tests of coalescing). */
+  get pendingOutputBytes(): number {
+    return this.pendingBytes;
+  }
+
+  // ---- output ----
+
+  private onOutput(chunk: Uint8Array, events: readonly ScanEvent[]): void {
+    if (this.connections.size === 0) return;
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    for (const ev of events) {
+      // 2031 changes are broadcast right after the output frame that changed them.
+      if (ev.type === "mode" && ev.mode === 2031) {
+        this.flush();
+        this.broadcastControl();
+      }
+    }
+    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
+    }
+  }
+
+  /** Send coalesced output to every live connection; afterwards each has seen exactly [.., ring.end). */
+  flush(): void {
+    if (this.pendingBytes === 0) {
+      this.pending.length = 0;
+      return;
+    }
+    const frame = this.pending.length === 1 ? encodeOutput(this.pending[0]!) : encodeOutputChunks(this.pending);
+    this.pending = [];
+    this.pendingBytes = 0;
+    for (const conn of this.connections) {
+      conn.send(frame);
+      if (conn.queuedBytes > 0) this.checkPressure(conn);
+    }
+  }
+
+  private onExit(exitCode: number): void {
+    this.flush();
+    this.cancelRedraw();
+    for (const conn of [...this.connections]) {
+      this.sendFrame(conn, () => encodeStatus(this.session.info()));
+      this.sendFrame(conn, () => encodeExit({ exitCode }));
+      conn.close(CloseCode.EXITED, "session exited");
+    }
+  }
+
+  // ---- attach and replay ----
+
+  attach(conn: TerminalConnection, options: AttachOptions): void {
+    // Output already read is sent first, so the replay and the live stream meet exactly at ring.end.
+    this.flush();
+    this.connections.add(conn);
+    const effect = this.session.lease.attach(conn);
+    this.syncSessionClients();
+    this.applyLeaseEffect(effect, conn);
+    this.replay(conn, options, false);
+    this.ensureSlowCheck();
+  }
+
+  /**
+   * The replay, in the order DESIGN.md fixes: control, position, snapshot or [offset, end), status,
+   * held submission statuses, then exit (close 4410) for an exited program.
+   */
+  private replay(conn: TerminalConnection, options: AttachOptions, isResync: boolean): void {
+    const { session } = this;
+    const ring = session.ring;
+    const keptStatuses = isResync ? conn.dropHeldOutput() : [];
+    const epoch = ++conn.replayEpoch;
+    const control = this.controlFrame();
+    const resume = isResync ? null : options.resume;
+    const canAppend = resume !== null && resume.generation === session.generation && ring.has(resume.offset);
+    const frames: Uint8Array[] = [control];
+    const finish = (snapshot: Uint8Array | null) => {
+      if (!conn.isOpen || conn.replayEpoch !== epoch) return;
+      const tail: Uint8Array[] = [];
+      if (snapshot) tail.push(snapshot);
+      const status = this.tryEncode(conn, () => encodeStatus(session.info()));
+      if (!status) return;
+      tail.push(status, ...keptStatuses);
+      const exited = session.status === "exited";
+      if (exited) {
+        const exit = this.tryEncode(conn, () => encodeExit({ exitCode: session.exitCode ?? 0 }));
+        if (!exit) return;
+        tail.push(exit);
+      }
+      if (conn.isHolding) conn.release(tail);
+      else for (const f of tail) conn.send(f);
+      if (exited) conn.close(CloseCode.EXITED, "session exited");
+    };
+
+    if (canAppend) {
+      const position: PositionPayload = { generation: session.generation, mode: "append", start: resume.offset, end: ring.end, truncated: ring.truncated };
+      frames.push(encodePosition(position));
+      if (ring.end > resume.offset) frames.push(encodeOutput(ring.slice(resume.offset, ring.end)));
+      for (const f of frames) conn.send(f);
+      finish(null);
+      return;
+    }
+
+    if (!ring.truncated) {
+      const position: PositionPayload = { generation: session.generation, mode: "reset", start: 0, end: ring.end, truncated: false };
+      frames.push(encodePosition(position));
+      for (const f of frames) conn.send(f);
+      finish(encodeSnapshot(ring.slice(0, ring.end)));
+      return;
+    }
+
+    // Truncated: the raw tail cannot be parsed from an arbitrary byte, so the snapshot is the modes
+    // (and, unless history=0, the headless screen) as of ring.end; later output waits until it is ready.
+    const end = ring.end;
+    frames.push(encodePosition({ generation: session.generation, mode: "reset", start: end, end, truncated: true }));
+    for (const f of frames) conn.send(f);
+    conn.hold();
+    const modes = session.scanner.restoreSequence();
+    const running = session.status === "running";
+    const screen = options.history ? session.screen.serialize().catch(() => null) : Promise.resolve(null);
+    void screen.then((serialized) => {
+      // The serialized screen switches to the alternate buffer itself; entering it again could clear it.
+      const snapshot = serialized === null ? modes : serialized + modes.replace(ALTERNATE_SCREEN_ON, "");
+      finish(encodeSnapshot(snapshot));
+      if (running) this.requestRedraw();
+    });
+  }
+
+  // ---- client frames ----
+
+  handleFrame(conn: TerminalConnection, data: Uint8Array): void {
+    if (!conn.isOpen) return;
+    const message = decodeClientFrame(data);
+    if (message.type === "invalid") {
+      // A submission whose header named an ID is answered `failed: invalid`; anything else is ignored.
+      if (message.id !== undefined && conn.canControl) this.deliver(this.session.submissions.reject(conn.clientId, message.id));
+      return;
+    }
+    this.dispatch(conn, message);
+  }
+
+  private dispatch(conn: TerminalConnection, message: ClientMessage): void {
+    const { session } = this;
+    switch (message.type) {
+      case "input":
+        if (!this.claim(conn)) return;
+        session.write(message.data);
+        session.clearAttention();
+        return;
+      case "autoReply":
+        if (!conn.canControl || !session.lease.mayAutoReply(conn)) return;
+        session.write(message.data);
+        return;
+      case "resize":
+        // Ownership check and resize in one synchronous step (the critical section).
+        if (!session.lease.mayResize(conn)) return;
+        if (message.cols === session.cols && message.rows === session.rows) return;
+        session.resize(message.cols, message.rows);
+        this.broadcastControl();
+        return;
+      case "resync":
+        this.flush();
+        this.replay(conn, { resume: null, history: true }, true);
+        return;
+      case "takeControl":
+        this.claim(conn);
+        return;
+      case "submit": {
+        if (!this.claim(conn)) return;
+        const deliveries = session.submissions.submit(
+          conn.clientId,
+          { id: message.header.id, generation: message.header.generation, body: message.body, submitKey: message.submitKey },
+          {
+            generation: session.generation,
+            running: session.status === "running",
+            bracketedPaste: session.scanner.bracketedPaste,
+            write: (bytes) => {
+              if (!session.write(bytes)) throw new Error("program has exited");
+            },
+          },
+        );
+        session.clearAttention();
+        this.deliver(deliveries);
+        return;
+      }
+      case "querySubmissions": {
+        const statuses: SubmitStatusPayload[] = session.submissions.query(conn.clientId, message.ids.slice(0, MAX_QUERY_IDS));
+        for (const status of statuses) this.sendStatusFrame(conn, status);
+        return;
+      }
+    }
+  }
+
+  /** Input, submissions and take-control hand control to the sender; false when it may not have it. */
+  private claim(conn: TerminalConnection): boolean {
+    const effect = this.session.lease.claim(conn);
+    if (!effect) return false;
+    this.applyLeaseEffect(effect, null);
+    return true;
+  }
+
+  private deliver(deliveries: StatusDelivery[]): void {
+    for (const { status, clients } of deliveries) {
+      for (const conn of this.connections) if (clients.has(conn.clientId)) this.sendStatusFrame(conn, status);
+    }
+  }
+
+  private sendStatusFrame(conn: TerminalConnection, status: SubmitStatusPayload): void {
+    const frame = this.tryEncode(conn, () => encodeSubmitStatus(status));
+    if (frame) conn.sendStatus(frame);
+  }
+
+  // ---- control ----
+
+  private controlFrame(): Uint8Array {
+    const { session } = this;
+    return encodeControl({
+      controller: session.lease.info,
+      cols: session.cols,
+      rows: session.rows,
+      colorSchemeReports: session.scanner.colorSchemeReports,
+    });
+  }
+
+  private broadcastControl(except: TerminalConnection | null = null): void {
+    const frame = this.controlFrame();
+    for (const conn of this.connections) if (conn !== except) conn.send(frame);
+  }
+
+  /** Announce a lease change; `attaching` gets its control frame from its own replay. */
+  private applyLeaseEffect(effect: LeaseEffect, attaching: TerminalConnection | null): void {
+    if (effect.broadcast) {
+      this.session.controller = this.session.lease.info;
+      this.session.touch(false);
+      this.broadcastControl(attaching);
+    }
+    if (effect.solo && effect.solo !== attaching) {
+      const solo = [...this.connections].find((c) => c === effect.solo);
+      solo?.send(this.controlFrame());
+    }
+    this.repace();
+  }
+
+  /**
+   * Ask a running program to repaint after a truncated reset: briefly change the PTY's real column
+   * count, then restore the logical grid. A resize meanwhile wins because the restore reads the
+   * session's current size when it fires.
+   */
+  private requestRedraw(): void {
+    const { session } = this;
+    if (session.status !== "running" || this.redrawTimer) return;
+    const cols = session.cols;
+    session.resizePtyOnly(cols < MAX_COLS ? cols + 1 : cols - 1, session.rows);
+    this.redrawTimer = setTimeout(() => {
+      this.redrawTimer = null;
+      session.resizePtyOnly(session.cols, session.rows);
+    }, REDRAW_HOLD_MS);
+  }
+
+  private cancelRedraw(): void {
+    if (this.redrawTimer) clearTimeout(this.redrawTimer);
+    this.redrawTimer = null;
+  }
+
+  // ---- back-pressure ----
+
+  /** The connection whose lag pauses the PTY: the controller's effective connection, never an observer. */
+  private pacer(): TerminalConnection | null {
+    const effective = this.session.lease.effectiveConnection;
+    return effective && this.connections.has(effective as TerminalConnection) ? (effective as TerminalConnection) : null;
+  }
+
+  private checkPressure(conn: TerminalConnection): void {
+    if (conn.isTooSlow()) {
+      this.cut(conn);
+      return;
+    }
+    if (conn === this.pacer() && !this.pausedFor && conn.queuedBytes > PAUSE_HIGH_WATER_BYTES) {
+      this.pausedFor = conn;
+      this.session.pauseOutput();
+    }
+  }
+
+  onDrain(conn: TerminalConnection): void {
+    if (this.pausedFor === conn && conn.queuedBytes < PAUSE_LOW_WATER_BYTES) this.resumePty();
+  }
+
+  /** Re-evaluate pausing after control moved or a connection left. */
+  private repace(): void {
+    if (this.pausedFor && this.pausedFor !== this.pacer()) this.resumePty();
+  }
+
+  private resumePty(): void {
+    this.pausedFor = null;
+    this.session.resumeOutput();
+  }
+
+  private cut(conn: TerminalConnection): void {
+    conn.close(CloseCode.TOO_SLOW, "too slow; reconnect and resume");
+  }
+
+  private ensureSlowCheck(): void {
+    if (this.slowTimer) return;
+    this.slowTimer = setInterval(() => {
+      const now = Date.now();
+      for (const conn of this.connections) if (conn.isTooSlow(now)) this.cut(conn);
+    }, SLOW_CHECK_INTERVAL_MS);
+    this.slowTimer.unref?.();
+  }
+
+  // ---- leaving ----
+
+  /** Called once per connection when it closed (either side). */
+  detach(conn: TerminalConnection): void {
+    if (!this.connections.delete(conn)) return;
+    const effect = this.session.lease.detach(conn);
+    this.syncSessionClients();
+    this.applyLeaseEffect(effect, null);
+    if (this.pausedFor === conn) this.resumePty();
+    if (this.connections.size === 0 && this.slowTimer) {
+      clearInterval(this.slowTimer);
+      this.slowTimer = null;
+    }
+  }
+
+  private syncSessionClients(): void {
+    this.session.clients = this.connections.size;
+    this.session.touch(false);
+  }
+
+  /** Session removed or server closing: close every connection with `code`. */
+  closeAll(code: number, reason: string): void {
+    for (const conn of [...this.connections]) conn.close(code, reason);
+  }
+
+  dispose(): void {
+    this.cancelRedraw();
+    if (this.slowTimer) clearInterval(this.slowTimer);
+    this.slowTimer = null;
+    if (this.pausedFor) this.resumePty();
+    for (const off of this.unsubscribe) off();
+  }
+
+  // ---- encoding failures close only that connection (1011) ----
+
+  private tryEncode(conn: TerminalConnection, encode: () => Uint8Array): Uint8Array | null {
+    try {
+      return encode();
+    } catch (err) {
+      if (!(err instanceof FrameEncodeError)) console.error("webmux: frame encoding failed:", err);
+      conn.close(CloseCode.INTERNAL, "cannot encode frame");
+      return null;
+    }
+  }
+
+  private sendFrame(conn: TerminalConnection, encode: () => Uint8Array): void {
+    const frame = this.tryEncode(conn, encode);
+    if (frame) conn.send(frame);
+  }
+}
