@@ -1,0 +1,209 @@
+import WebSocket from "ws";
+import xtermHeadless from "@xterm/headless";
+import {
+  decodeServerFrame,
+  encodeAutoReply,
+  encodeInput,
+  encodeQuerySubmissions,
+  encodeResize,
+  encodeResync,
+  encodeSubmit,
+  encodeTakeControl,
+  type ServerMessage,
+} from "../contract/frames.ts";
+import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload } from "../contract/types.ts";
+import { waitFor } from "./wait.ts";
+
+const { Terminal } = xtermHeadless;
+
+export type TerminalClientOptions = {
+  token?: string;
+  headers?: Record<string, string>;
+  client?: string;
+  label?: string;
+  resume?: { generation: string; offset: number };
+  query?: Record<string, string>;
+  /** mirror the stream in a headless xterm (what a browser would show) */
+  screen?: { cols: number; rows: number };
+};
+
+/**
+ * A test client of /ws/s/{id} that behaves like a careful browser: it tracks (generation, offset)
+ * by summing output bytes after the position frame, keeps every frame, and can mirror the
+ * stream into a headless terminal to check what a user would see.
+ */
+export class TerminalClient {
+  readonly ws: WebSocket;
+  readonly frames: ServerMessage[] = [];
+  /** all output bytes received since the last position frame (the replay's tail plus live output) */
+  output = Buffer.alloc(0);
+  /** every output byte since connecting, across resyncs */
+  allOutput: Buffer[] = [];
+  position: PositionPayload | null = null;
+  control: ControlPayload | null = null;
+  status: SessionInfo | null = null;
+  exitCode: number | null = null;
+  submitStatuses: SubmitStatusPayload[] = [];
+  snapshots: Buffer[] = [];
+  closeCode: number | null = null;
+  closeReason = "";
+  /** the resume point: generation and the offset we have rendered up to */
+  generation: string | null = null;
+  offset = 0;
+  wireBytes = 0;
+  readonly term: InstanceType<typeof Terminal> | null;
+  private readonly opened: Promise<void>;
+  private readonly closedPromise: Promise<number>;
+
+  constructor(baseUrl: string, sessionId: string, options: TerminalClientOptions = {}) {
+    const params = new URLSearchParams(options.query);
+    if (options.client) params.set("client", options.client);
+    if (options.label) params.set("label", options.label);
+    if (options.resume) {
+      params.set("generation", options.resume.generation);
+      params.set("offset", String(options.resume.offset));
+    }
+    const url = `${baseUrl.replace(/^http/, "ws")}/ws/s/${sessionId}?${params}`;
+    const headers = { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers };
+    this.ws = new WebSocket(url, { headers, perMessageDeflate: params.get("compress") === "1" });
+    this.term = options.screen ? new Terminal({ cols: options.screen.cols, rows: options.screen.rows, allowProposedApi: true, scrollback: 10000 }) : null;
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once("open", () => resolve());
+      this.ws.once("unexpected-response", (_req, res) => reject(new Error(`handshake answered ${res.statusCode}`)));
+      this.ws.once("error", reject);
+    });
+    this.closedPromise = new Promise((resolve) => {
+      this.ws.on("close", (code, reason) => {
+        this.closeCode = code;
+        this.closeReason = reason.toString();
+        resolve(code);
+      });
+    });
+    this.ws.on("error", () => {});
+    this.ws.on("message", (data: Buffer, isBinary) => {
+      if (!isBinary) return;
+      this.wireBytes += data.length;
+      this.onFrame(data);
+    });
+  }
+
+  static async connect(baseUrl: string, sessionId: string, options: TerminalClientOptions = {}): Promise<TerminalClient> {
+    const client = new TerminalClient(baseUrl, sessionId, options);
+    await client.opened;
+    return client;
+  }
+
+  private onFrame(data: Buffer): void {
+    const message = decodeServerFrame(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    if (message.type === "invalid") throw new Error(`server sent an invalid frame: ${message.detail}`);
+    this.frames.push(message);
+    switch (message.type) {
+      case "output": {
+        const bytes = Buffer.from(message.data);
+        this.output = Buffer.concat([this.output, bytes]);
+        this.allOutput.push(bytes);
+        this.offset += bytes.length;
+        this.term?.write(message.data);
+        break;
+      }
+      case "position":
+        this.position = message.position;
+        this.generation = message.position.generation;
+        // append: we continue from `start`; reset: the snapshot covers everything up to `end`
+        this.offset = message.position.mode === "append" ? message.position.start : message.position.end;
+        this.output = Buffer.alloc(0);
+        break;
+      case "snapshot":
+        this.snapshots.push(Buffer.from(message.data));
+        if (this.term) {
+          this.term.reset();
+          this.term.write(message.data);
+        }
+        break;
+      case "control":
+        this.control = message.control;
+        if (this.term && (this.term.cols !== message.control.cols || this.term.rows !== message.control.rows)) {
+          this.term.resize(message.control.cols, message.control.rows);
+        }
+        break;
+      case "status":
+        this.status = message.session;
+        break;
+      case "exit":
+        this.exitCode = message.exitCode;
+        break;
+      case "submitStatus":
+        this.submitStatuses.push(message.status);
+        break;
+    }
+  }
+
+  /** Output text since the last position frame (snapshot text not included). */
+  get text(): string {
+    return this.output.toString("utf8");
+  }
+
+  /** Snapshot plus output, as text: everything this client could show. */
+  get shownText(): string {
+    return (this.snapshots.at(-1)?.toString("utf8") ?? "") + this.text;
+  }
+
+  types(): string[] {
+    return this.frames.map((f) => f.type);
+  }
+
+  send(frame: Uint8Array): void {
+    this.ws.send(frame);
+  }
+  type(text: string): void {
+    this.send(encodeInput(text));
+  }
+  resize(cols: number, rows: number): void {
+    this.send(encodeResize({ cols, rows }));
+  }
+  resync(): void {
+    this.send(encodeResync());
+  }
+  takeControl(): void {
+    this.send(encodeTakeControl());
+  }
+  autoReply(bytes: string): void {
+    this.send(encodeAutoReply(bytes));
+  }
+  submit(id: string, body: string, key = "\r", generation = this.generation!): void {
+    this.send(encodeSubmit({ id, generation }, body, key));
+  }
+  query(ids: string[]): void {
+    this.send(encodeQuerySubmissions({ ids }));
+  }
+
+  async waitForText(needle: string | RegExp, timeout = 10_000): Promise<void> {
+    await waitFor(() => (typeof needle === "string" ? this.shownText.includes(needle) : needle.test(this.shownText)), {
+      timeout,
+      message: `output containing ${needle}`,
+    });
+  }
+
+  async waitForFrames(predicate: (frames: ServerMessage[]) => boolean, timeout = 10_000): Promise<void> {
+    await waitFor(() => predicate(this.frames), { timeout, message: "frames" });
+  }
+
+  /** What the mirrored screen shows, one string per row (needs `screen`). */
+  async screenLines(): Promise<string[]> {
+    const term = this.term!;
+    await new Promise<void>((resolve) => term.write("", resolve));
+    const buffer = term.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < term.rows; y++) lines.push(buffer.getLine(buffer.viewportY + y)?.translateToString(true) ?? "");
+    return lines;
+  }
+
+  closed(): Promise<number> {
+    return this.closedPromise;
+  }
+
+  close(): Promise<number> {
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
+    return this.closedPromise;
+  }
+}
