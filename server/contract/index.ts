@@ -4,4 +4,5 @@ export * from "./protocol.ts";
 export * from "./payloads.ts";
 export * from "./frames.ts";
 export * from "./session-list.ts";
+export * from "./settings-stream.ts";
 export { encodeUtf8, decodeUtf8Strict } from "./utf8.ts";

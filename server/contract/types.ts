@@ -123,6 +123,10 @@ export type Settings = {
   open_api: { enabled: boolean };
 };
 
+// ---- /ws/settings (text JSON frames) ----
+/** Sent on connect and after every change, so every open tab and device shows the same settings. */
+export type SettingsEvent = { type: "settings"; settings: Settings };
+
 // ---- Agent API ----
 export type Capability = "terminal:read" | "terminal:write";
 export const CAPABILITIES: readonly Capability[] = ["terminal:read", "terminal:write"];
