@@ -83,6 +83,11 @@ export class TerminalHub {
     }
   }
 
+  /** The stream of a session while it has connections. */
+  streamOf(id: string): TerminalStream | undefined {
+    return this.streams.get(id);
+  }
+
   /** Debug figures for leak tests. */
   stats(): { streams: number; connections: number } {
     let connections = 0;

@@ -25,8 +25,8 @@ export const FLUSH_BYTES = 256 * 1024;
 export const PAUSE_HIGH_WATER_BYTES = 1024 * 1024;
 /** …and resumed once it is back under this. */
 export const PAUSE_LOW_WATER_BYTES = 256 * 1024;
-/** How long the PTY keeps the other column count during a redraw request: long enough for a SIGWINCH to be seen. */
-export const REDRAW_HOLD_MS = 60;
+/** How long the PTY keeps the other column count during a redraw request: long enough for a TUI to see the SIGWINCH and re-query the size. */
+export const REDRAW_HOLD_MS = 100;
 /** How often connections are checked for stalled writes. */
 export const SLOW_CHECK_INTERVAL_MS = 1_000;
 
@@ -62,6 +62,11 @@ export class TerminalStream {
 
   get size(): number {
     return this.connections.size;
+  }
+
+  /** A redraw request is under way (its size restore has not fired yet). */
+  get redrawPending(): boolean {
+    return this.redrawTimer !== null;
   }
 
   /** Bytes of output waiting for the next flush (for tests of coalescing). */

@@ -15,6 +15,8 @@ import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload 
 import { waitFor } from "./wait.ts";
 
 const { Terminal } = xtermHeadless;
+/** Regular expressions in waitForText look at this much of the end of the output. */
+const REGEX_WINDOW = 64 * 1024;
 
 export type TerminalClientOptions = {
   token?: string;
@@ -35,8 +37,9 @@ export type TerminalClientOptions = {
 export class TerminalClient {
   readonly ws: WebSocket;
   readonly frames: ServerMessage[] = [];
-  /** all output bytes received since the last position frame (the replay's tail plus live output) */
-  output = Buffer.alloc(0);
+  /** output chunks received since the last position frame (the replay's tail plus live output) */
+  private outputChunks: Buffer[] = [];
+  private outputCache: Buffer | null = Buffer.alloc(0);
   /** every output byte since connecting, across resyncs */
   allOutput: Buffer[] = [];
   position: PositionPayload | null = null;
@@ -100,7 +103,8 @@ export class TerminalClient {
     switch (message.type) {
       case "output": {
         const bytes = Buffer.from(message.data);
-        this.output = Buffer.concat([this.output, bytes]);
+        this.outputChunks.push(bytes);
+        this.outputCache = null;
         this.allOutput.push(bytes);
         this.offset += bytes.length;
         this.term?.write(message.data);
@@ -111,7 +115,8 @@ export class TerminalClient {
         this.generation = message.position.generation;
         // append: we continue from `start`; reset: the snapshot covers everything up to `end`
         this.offset = message.position.mode === "append" ? message.position.start : message.position.end;
-        this.output = Buffer.alloc(0);
+        this.outputChunks = [];
+        this.outputCache = Buffer.alloc(0);
         break;
       case "snapshot":
         this.snapshots.push(Buffer.from(message.data));
@@ -136,6 +141,15 @@ export class TerminalClient {
         this.submitStatuses.push(message.status);
         break;
     }
+  }
+
+  /** All output bytes since the last position frame (snapshot not included). */
+  get output(): Buffer {
+    if (!this.outputCache) {
+      this.outputCache = Buffer.concat(this.outputChunks);
+      this.outputChunks = [this.outputCache];
+    }
+    return this.outputCache;
   }
 
   /** Output text since the last position frame (snapshot text not included). */
@@ -177,11 +191,35 @@ export class TerminalClient {
     this.send(encodeQuerySubmissions({ ids }));
   }
 
+  /**
+   * Wait until the shown text contains `needle`. Strings are searched incrementally (floods stay
+   * cheap); a RegExp is tested against the last REGEX_WINDOW bytes, which is where prompts are.
+   */
   async waitForText(needle: string | RegExp, timeout = 10_000): Promise<void> {
-    await waitFor(() => (typeof needle === "string" ? this.shownText.includes(needle) : needle.test(this.shownText)), {
-      timeout,
-      message: `output containing ${needle}`,
-    });
+    let searchedOutput = 0;
+    let lastSnapshot: Buffer | undefined;
+    await waitFor(
+      () => {
+        const snapshot = this.snapshots.at(-1);
+        if (typeof needle === "string") {
+          if (snapshot !== lastSnapshot) {
+            lastSnapshot = snapshot;
+            searchedOutput = 0;
+            if (snapshot?.includes(needle)) return true;
+          }
+          const out = this.output;
+          const from = Math.max(0, searchedOutput - Buffer.byteLength(needle));
+          searchedOutput = out.length;
+          if (out.indexOf(needle, from) !== -1) return true;
+          // a needle spanning the snapshot's end and the output's start
+          return snapshot !== undefined && out.length < 4096 && this.shownText.includes(needle);
+        }
+        const out = this.output;
+        const tail = out.length >= REGEX_WINDOW ? out.subarray(out.length - REGEX_WINDOW).toString("utf8") : this.shownText.slice(-REGEX_WINDOW);
+        return needle.test(tail);
+      },
+      { timeout, message: `output containing ${needle}` },
+    );
   }
 
   async waitForFrames(predicate: (frames: ServerMessage[]) => boolean, timeout = 10_000): Promise<void> {
