@@ -6,3 +6,4 @@ export * from "./frames.ts";
 export * from "./session-list.ts";
 export * from "./settings-stream.ts";
 export { encodeUtf8, decodeUtf8Strict } from "./utf8.ts";
+export * from "./stream-tracker.ts";

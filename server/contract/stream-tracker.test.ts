@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { decodeServerFrame, encodeOutput, encodePosition, type ServerMessage } from "./frames.ts";
+import { CloseCode } from "./protocol.ts";
+import { RECONNECT_MAX_MS, StreamTracker } from "./stream-tracker.ts";
+import { hex } from "./test-hex.ts";
+
+const decode = (frame: Uint8Array) => decodeServerFrame(frame) as ServerMessage;
+
+describe("StreamTracker", () => {
+  it("counts output bytes after an append position from its start", () => {
+    const t = new StreamTracker({ generation: "boot.1", offset: 10 });
+    t.observe(decode(encodePosition({ generation: "boot.1", mode: "append", start: 10, end: 13, truncated: false })));
+    t.observe(decode(hex("00 61 62 63"))); // output: abc
+    expect(t.resumePoint()).toEqual({ generation: "boot.1", offset: 13 });
+    t.observe(decode(encodeOutput(hex("e4 b8")))); // half a character still counts as two bytes
+    expect(t.offset).toBe(15);
+  });
+
+  it("puts the offset at end after a reset snapshot", () => {
+    const t = new StreamTracker({ generation: "old.3", offset: 99 });
+    t.observe(decode(encodePosition({ generation: "boot.2", mode: "reset", start: 500, end: 500, truncated: true })));
+    expect(t.resumePoint()).toEqual({ generation: "boot.2", offset: 500 });
+    expect(t.replaying).toBe(true);
+  });
+
+  it("has no resume point before the first position frame", () => {
+    expect(new StreamTracker().resumePoint()).toBeNull();
+  });
+
+  it("maps close codes to what the spec asks of a client", () => {
+    expect(StreamTracker.planReconnect(CloseCode.TOO_SLOW)).toEqual({ action: "now" });
+    expect(StreamTracker.planReconnect(1006)).toEqual({ action: "backoff" });
+    expect(StreamTracker.planReconnect(1001)).toEqual({ action: "backoff" });
+    expect(StreamTracker.planReconnect(CloseCode.NOT_FOUND)).toMatchObject({ action: "stop", reason: "not_found" });
+    expect(StreamTracker.planReconnect(CloseCode.MOVED, "session moved: chat")).toEqual({ action: "stop", reason: "moved", detail: "session moved: chat" });
+    expect(StreamTracker.planReconnect(CloseCode.EXITED)).toMatchObject({ action: "stop", reason: "exited" });
+  });
+
+  it("backs off exponentially up to a cap", () => {
+    const mid = () => 0.5;
+    expect(StreamTracker.backoffDelay(0, mid)).toBeLessThan(StreamTracker.backoffDelay(3, mid));
+    expect(StreamTracker.backoffDelay(50, () => 1)).toBe(RECONNECT_MAX_MS);
+  });
+});
