@@ -4,6 +4,9 @@
  * behind it; `spawnPty` in ./index.ts picks the implementation in one place.
  */
 
+/** The terminal type every hosted program sees (TERM); both implementations force it. */
+export const PTY_TERM_NAME = "xterm-256color";
+
 export type PtySpawnOptions = {
   /** argv; argv[0] is looked up in PATH */
   command: string[];
@@ -27,13 +30,39 @@ export interface PtyProcess {
   onData(listener: (chunk: Uint8Array) => void): void;
   /** Called once, after the last onData chunk has been delivered. */
   onExit(listener: (exit: PtyExit) => void): void;
+  /** Settles with the same value as onExit, at the same moment; for helpers such as `terminate`. */
+  readonly exited: Promise<PtyExit>;
+  /** Ignored once the program has exited. */
   write(data: Uint8Array | string): void;
+  /** Ignored once the program has exited. */
   resize(cols: number, rows: number): void;
   /** Stop reading from the PTY (back-pressure); the kernel buffer then blocks the program. */
   pause(): void;
   resume(): void;
-  /** Send a signal (default SIGHUP) to the program's process group. */
+  /** Send a signal (default SIGHUP) to the program's process group. Ignored once it has exited. */
   kill(signal?: NodeJS.Signals): void;
 }
 
 export type SpawnPty = (options: PtySpawnOptions) => PtyProcess;
+
+export type PtyErrorCode =
+  /** command is empty */
+  | "PTY_BAD_COMMAND"
+  /** cols or rows is not a positive integer */
+  | "PTY_BAD_SIZE"
+  /** cwd does not exist or is not a directory */
+  | "PTY_CWD_NOT_FOUND"
+  /** argv[0] is not an executable file, directly or in PATH */
+  | "PTY_COMMAND_NOT_FOUND"
+  /** the runtime refused to start the program for another reason */
+  | "PTY_SPAWN_FAILED";
+
+/** Thrown synchronously by a SpawnPty when the program cannot be started; nothing was spawned. */
+export class PtySpawnError extends Error {
+  readonly code: PtyErrorCode;
+  constructor(code: PtyErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PtySpawnError";
+    this.code = code;
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * PtyProcess on node-pty, for Node. (Not for Bun: there node-pty's child gets SIGHUP.)
+ *
+ * Output stays bytes end to end (`encoding: null`), and the exit is reported only after the
+ * read side of the PTY has drained, also when the session had paused reading at the moment
+ * the program ended. See ReadSideKeeper for why node-pty alone does not guarantee that.
+ * Cost: the exit is reported ~200 ms after the program ended (node-pty's close timeout).
+ */
+import { closeSync, constants as fsConstants, openSync, readSync } from "node:fs";
+import type { Socket } from "node:net";
+import { spawn as forkPty, type IPty } from "node-pty";
+import { PTY_TERM_NAME, PtySpawnError, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
+import { assertSpawnable, childEnvironment, PtyEventRelay, signalProcessGroup, toPtyExit } from "./pty-support.ts";
+
+/**
+ * Most bytes read directly from the master after the exit: a terminal buffers a few KB in the
+ * kernel (about 8 KB measured here), so anything far beyond is a background process that
+ * inherited the terminal and keeps printing.
+ */
+export const EXIT_DRAIN_MAX_BYTES = 1 << 20;
+/**
+ * How long a session that is still paused after the program ended keeps the rest waiting; then
+ * it is delivered anyway (a few KB), so the exit is never held back by a consumer that stalled.
+ */
+export const PAUSED_EXIT_HOLD_MS = 5_000;
+/** Read size for that final drain; matches libuv's read buffer. */
+const EXIT_DRAIN_READ_BYTES = 64 * 1024;
+
+export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
+  assertSpawnable(options);
+  const [file, ...args] = options.command as [string, ...string[]];
+  let term: IPty;
+  try {
+    term = forkPty(file, args, {
+      name: PTY_TERM_NAME,
+      cwd: options.cwd,
+      env: childEnvironment(options),
+      cols: options.cols,
+      rows: options.rows,
+      // Raw bytes: nothing is decoded on the hot path, and a UTF-8 sequence split across
+      // reads stays intact for whoever decodes it later.
+      encoding: null,
+    });
+  } catch (err) {
+    throw new PtySpawnError("PTY_SPAWN_FAILED", `cannot start ${file}: ${(err as Error).message}`, { cause: err });
+  }
+
+  const relay = new PtyEventRelay();
+  const keeper = new ReadSideKeeper(
+    term,
+    (chunk) => relay.deliverData(chunk),
+    () => term.resume(),
+  );
+  // With `encoding: null` node-pty emits Buffers; its typings still say string.
+  term.onData((data) => relay.deliverData(data as unknown as Buffer));
+  term.onExit(({ exitCode, signal }) => {
+    keeper.dispose();
+    relay.deliverExit(toPtyExit(exitCode, signal));
+  });
+
+  return {
+    pid: term.pid,
+    exited: relay.exited,
+    onData: (listener) => relay.onData(listener),
+    onExit: (listener) => relay.onExit(listener),
+    write(data) {
+      if (relay.hasExited) return;
+      term.write(typeof data === "string" ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    },
+    resize(cols, rows) {
+      if (relay.hasExited) return;
+      if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 1 || rows < 1) {
+        throw new RangeError(`PTY size must be positive integers, got ${cols}x${rows}`);
+      }
+      try {
+        term.resize(cols, rows);
+      } catch {
+        // The descriptor closed as the program ended; the exit is on its way.
+      }
+    },
+    pause() {
+      term.pause();
+      keeper.setPaused(true);
+    },
+    resume() {
+      keeper.setPaused(false);
+      term.resume();
+    },
+    kill(signal = "SIGHUP") {
+      if (relay.hasExited) return;
+      signalProcessGroup(term.pid, signal);
+    },
+  };
+}
+
+/**
+ * Makes sure every byte the program wrote is delivered before node-pty reports the exit.
+ *
+ * Two things lose the tail of the output with node-pty alone (both measured here):
+ * 1. When the program's side of the terminal closes, the master polls as hung up; libuv then
+ *    takes its next short read for EOF although the kernel still holds output. A program that
+ *    writes 5 MB and exits lost 2-10 KB most runs. Holding our own descriptor of the terminal's
+ *    program side open keeps the master from ever hanging up, so libuv keeps reading normally.
+ * 2. If the exit comes before the read side closed, node-pty destroys its socket 200 ms later,
+ *    dropping what is unread: all of it when the session had paused reading. node-pty does that
+ *    with `socket.destroy()` without an argument; that one call is intercepted. The master is
+ *    then read directly until the kernel has nothing more (EAGAIN), after a resume if paused,
+ *    and only then the socket is destroyed, which makes node-pty report the exit.
+ * EOF and read errors still close the socket at once.
+ *
+ * It reaches into node-pty's UnixTerminal (`_socket`, `fd`, `ptsName`); if those ever go away
+ * it degrades to node-pty's own behaviour and the tail tests in node-pty.test.ts fail.
+ */
+class ReadSideKeeper {
+  private readonly socket: Socket | null = null;
+  private readonly masterFd: number | null = null;
+  private slaveFd: number | null = null;
+  private destroySocket: () => void = () => {};
+  private exitPending = false;
+  private paused = false;
+  private released = false;
+  private holdTimer: ReturnType<typeof setTimeout> | undefined;
+  private holdExpired = false;
+
+  constructor(
+    term: IPty,
+    private readonly deliver: (chunk: Buffer) => void,
+    private readonly resumeReading: () => void,
+  ) {
+    const unix = term as unknown as { _socket?: Socket; fd?: number; ptsName?: string };
+    if (typeof unix.ptsName === "string") {
+      try {
+        // O_NOCTTY: never become this server's controlling terminal. Node opens with O_CLOEXEC,
+        // so other children do not inherit it.
+        this.slaveFd = openSync(unix.ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+      } catch {
+        this.slaveFd = null;
+      }
+    }
+    if (typeof unix.fd === "number") this.masterFd = unix.fd;
+    const socket = unix._socket;
+    if (!socket || typeof socket.destroy !== "function") return;
+    this.socket = socket;
+    const destroy = socket.destroy.bind(socket);
+    this.destroySocket = () => void destroy();
+    socket.destroy = ((error?: Error) => {
+      if (error !== undefined || socket.readableEnded || this.released) return destroy(error);
+      this.exitPending = true;
+      this.drainAndRelease();
+      return socket;
+    }) as Socket["destroy"];
+  }
+
+  setPaused(paused: boolean): void {
+    this.paused = paused;
+    if (!this.exitPending) return;
+    // After the stream re-emitted what it buffered while paused (it does so on a later tick).
+    setImmediate(() => this.drainAndRelease());
+  }
+
+  /** The exit was reported: nothing more to keep open. */
+  dispose(): void {
+    this.released = true;
+    clearTimeout(this.holdTimer);
+    this.closeSlave();
+  }
+
+  /** Paused now, unless the hold for this exit has run out. */
+  private get holding(): boolean {
+    return this.paused && !this.holdExpired;
+  }
+
+  /** One deadline per exit, however often the session toggles pause meanwhile. */
+  private startHold(): void {
+    if (this.holdTimer !== undefined) return;
+    this.holdTimer = setTimeout(() => {
+      this.holdExpired = true;
+      this.resumeReading();
+      setImmediate(() => this.drainAndRelease());
+    }, PAUSED_EXIT_HOLD_MS);
+  }
+
+  private drainAndRelease(): void {
+    if (this.released) return;
+    if (this.holding) return this.startHold();
+    if (this.socket && this.socket.readableLength > 0) {
+      setImmediate(() => this.drainAndRelease());
+      return;
+    }
+    let drained = 0;
+    while (this.masterFd !== null && drained < EXIT_DRAIN_MAX_BYTES) {
+      const buffer = Buffer.allocUnsafe(EXIT_DRAIN_READ_BYTES);
+      let n: number;
+      try {
+        n = readSync(this.masterFd, buffer, 0, buffer.length, null);
+      } catch {
+        break; // EAGAIN: the kernel holds nothing more; EIO: the other side is gone and drained
+      }
+      if (n <= 0) break;
+      drained += n;
+      this.deliver(Buffer.from(buffer.subarray(0, n)));
+      if (this.holding) return this.startHold(); // the session pushed back from inside deliver
+    }
+    this.released = true;
+    clearTimeout(this.holdTimer);
+    this.closeSlave();
+    this.destroySocket();
+  }
+
+  private closeSlave(): void {
+    if (this.slaveFd === null) return;
+    try {
+      closeSync(this.slaveFd);
+    } catch {
+      // already closed
+    }
+    this.slaveFd = null;
+  }
+}
