@@ -1,0 +1,117 @@
+/** The benchmark side of server-child.ts: start it, talk to its HTTP API and IPC, stop it. */
+import { fork, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { SessionInfo } from "../server/contract/types.ts";
+import type { ChildMessage, ChildRequest, MemorySample } from "./server-child.ts";
+
+export type { MemorySample } from "./server-child.ts";
+
+/** Start-up includes loading TypeScript through tsx; generous on a busy 2-core machine. */
+const READY_TIMEOUT_MS = 30_000;
+/** closeAll ends every session with SIGHUP (SIGKILL after 3 s): wait past that. */
+const STOP_TIMEOUT_MS = 10_000;
+const MEMORY_TIMEOUT_MS = 10_000;
+
+const RUN_TS = fileURLToPath(new URL("../bin/run-ts.js", import.meta.url));
+const CHILD = fileURLToPath(new URL("./server-child.ts", import.meta.url));
+
+export type SessionBuffer = { generation: string; start: number; end: number; truncated: boolean; bytes: Uint8Array };
+
+export type ServerProcess = {
+  url: string;
+  token: string;
+  pid: number;
+  /** fetch with the global token */
+  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  createSession(body: { command: string[]; cols?: number; rows?: number; cwd?: string }): Promise<SessionInfo>;
+  deleteSession(id: string): Promise<void>;
+  /** the ring's position from GET /buffer's headers (body dropped unless asked for) */
+  buffer(id: string, withBytes?: boolean): Promise<SessionBuffer>;
+  /** the server process's own memory after a full GC */
+  memory(): Promise<MemorySample>;
+  stop(): Promise<void>;
+};
+
+function nextMessage<T extends ChildMessage["type"]>(child: ChildProcess, type: T, timeoutMs: number): Promise<Extract<ChildMessage, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`bench server: no ${type} message within ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (message: ChildMessage) => {
+      if (message.type === type) done(null, message as Extract<ChildMessage, { type: T }>);
+    };
+    const onExit = (code: number | null) => done(new Error(`bench server exited (${code}) before ${type}`));
+    function done(err: Error | null, message?: Extract<ChildMessage, { type: T }>) {
+      clearTimeout(timer);
+      child.off("message", onMessage);
+      child.off("exit", onExit);
+      if (err) reject(err);
+      else resolve(message!);
+    }
+    child.on("message", onMessage);
+    child.once("exit", onExit);
+  });
+}
+
+export async function startServerProcess(): Promise<ServerProcess> {
+  const child = fork(RUN_TS, [CHILD], { execArgv: ["--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const ready = await nextMessage(child, "ready", READY_TIMEOUT_MS).catch((err) => {
+    child.kill("SIGKILL");
+    throw err;
+  });
+  const { url, token } = ready;
+  const request = (message: ChildRequest) => child.send(message);
+
+  const api: ServerProcess["api"] = (path, init = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set("authorization", `Bearer ${token}`);
+    let body = init.body;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers.set("content-type", "application/json");
+    }
+    return fetch(url + path, { ...init, headers, body });
+  };
+
+  return {
+    url,
+    token,
+    pid: child.pid!,
+    api,
+    async createSession(body) {
+      const res = await api("/api/sessions", { method: "POST", json: body });
+      if (res.status !== 201) throw new Error(`create session: ${res.status} ${await res.text()}`);
+      return (await res.json()) as SessionInfo;
+    },
+    async deleteSession(id) {
+      const res = await api(`/api/sessions/${id}`, { method: "DELETE" });
+      await res.body?.cancel();
+      if (res.status !== 204 && res.status !== 404) throw new Error(`delete session: ${res.status}`);
+    },
+    async buffer(id, withBytes = false) {
+      const res = await api(`/api/sessions/${id}/buffer`);
+      if (res.status !== 200) throw new Error(`buffer of ${id}: ${res.status} ${await res.text()}`);
+      const header = (name: string) => res.headers.get(name) ?? "";
+      const bytes = withBytes ? new Uint8Array(await res.arrayBuffer()) : new Uint8Array(0);
+      if (!withBytes) await res.body?.cancel();
+      return {
+        generation: header("x-webmux-generation"),
+        start: Number(header("x-webmux-start")),
+        end: Number(header("x-webmux-end")),
+        truncated: header("x-webmux-truncated") === "true",
+        bytes,
+      };
+    },
+    async memory() {
+      const reply = nextMessage(child, "memory", MEMORY_TIMEOUT_MS);
+      request({ type: "memory" });
+      return (await reply).memory;
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      request({ type: "stop" });
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
