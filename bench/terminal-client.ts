@@ -1,0 +1,194 @@
+/**
+ * A minimal `/ws/s/{id}` client for the benchmarks, built on server/contract's codec only:
+ * it follows the attach order (control, position, snapshot or output, status, exit), keeps the
+ * resume point (generation, offset) the way the PWA does, and counts what arrived: 0x00 payload
+ * bytes, WebSocket message bytes (opcode + payload) and TCP bytes read (frame headers and the
+ * HTTP 101 answer included).
+ */
+import type { Socket } from "node:net";
+import { performance } from "node:perf_hooks";
+import WebSocket from "ws";
+import { decodeServerFrame, encodeInput, type PositionPayload } from "../server/contract/index.ts";
+
+/** Handshake plus the first frames on a loaded machine. */
+export const CONNECT_TIMEOUT_MS = 15_000;
+
+/** The handshake was answered with an HTTP status instead of an upgrade (404: no hub yet). */
+export class HandshakeRefused extends Error {
+  constructor(readonly status: number) {
+    super(`WebSocket handshake refused with HTTP ${status}`);
+  }
+}
+
+export type ConnectOptions = {
+  url: string;
+  token: string;
+  sessionId: string;
+  client?: string;
+  /** resume point */
+  generation?: string;
+  offset?: number;
+};
+
+export class TerminalClient {
+  position: PositionPayload | null = null;
+  /** The resume point: bytes of this generation the client has (snapshot or output) up to. */
+  offset = 0;
+  /** 0x00 payload bytes since the position frame */
+  outputBytes = 0;
+  /** every WebSocket message's length (opcode byte + payload) */
+  messageBytes = 0;
+  snapshots = 0;
+  /** 0x02 frames since the position frame (one ends the attach sequence) */
+  statusFrames = 0;
+  exitCode: number | null = null;
+  closeCode: number | null = null;
+  /** performance.now() of the last 0x00 frame */
+  lastOutputAt = 0;
+  /** performance.now() of the exit frame */
+  exitAt = 0;
+  readonly invalidFrames: string[] = [];
+  private readonly outputListeners = new Set<(data: Uint8Array) => void>();
+  private readonly waiters = new Set<() => void>();
+  private tcp: Socket | null = null;
+  private requestedOffset: number | null;
+
+  private constructor(
+    private readonly ws: WebSocket,
+    options: ConnectOptions,
+  ) {
+    this.requestedOffset = options.generation !== undefined && options.offset !== undefined ? options.offset : null;
+    ws.on("upgrade", (res) => (this.tcp = res.socket));
+    ws.on("message", (data: Buffer) => this.handle(data));
+    ws.on("close", (code) => {
+      this.closeCode = code;
+      this.notify();
+    });
+  }
+
+  /** Resolves once the server's position frame arrived (the stream has begun). */
+  static connect(options: ConnectOptions): Promise<TerminalClient> {
+    const query = new URLSearchParams();
+    if (options.client) query.set("client", options.client);
+    if (options.generation !== undefined) query.set("generation", options.generation);
+    if (options.offset !== undefined) query.set("offset", String(options.offset));
+    const wsUrl = `${options.url.replace(/^http/, "ws")}/ws/s/${options.sessionId}?${query}`;
+    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${options.token}` }, perMessageDeflate: false });
+    const client = new TerminalClient(ws, options);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => fail(new Error(`no position frame within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+      const fail = (err: Error) => {
+        clearTimeout(timer);
+        ws.terminate();
+        reject(err);
+      };
+      ws.on("unexpected-response", (_req, res) => {
+        res.resume();
+        fail(new HandshakeRefused(res.statusCode ?? 0));
+      });
+      ws.on("error", (err) => fail(err));
+      client
+        .until(() => client.position !== null, CONNECT_TIMEOUT_MS, "position frame")
+        .then(() => {
+          clearTimeout(timer);
+          resolve(client);
+        }, fail);
+    });
+  }
+
+  /** TCP bytes read on this connection so far (HTTP 101 answer, WebSocket frame headers and payloads). */
+  get wireBytes(): number {
+    return this.tcp?.bytesRead ?? 0;
+  }
+
+  get generation(): string | null {
+    return this.position?.generation ?? null;
+  }
+
+  get closed(): boolean {
+    return this.closeCode !== null;
+  }
+
+  onOutput(listener: (data: Uint8Array) => void): () => void {
+    this.outputListeners.add(listener);
+    return () => this.outputListeners.delete(listener);
+  }
+
+  send(bytes: Uint8Array | string): void {
+    this.ws.send(encodeInput(bytes));
+  }
+
+  /** Resolves when `predicate` holds (checked after each message and on close); rejects at the deadline. */
+  until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+    if (predicate()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (predicate()) {
+          finish();
+          resolve();
+        } else if (this.closed) {
+          finish();
+          reject(new Error(`${what}: connection closed (${this.closeCode}) first`));
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`${what}: not reached within ${timeoutMs} ms (offset ${this.offset}, output ${this.outputBytes} B)`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+    });
+  }
+
+  /** Close and wait for the close handshake to finish. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const closed = new Promise<void>((resolve) => this.ws.once("close", () => resolve()));
+    this.ws.close(1000);
+    await closed;
+  }
+
+  private handle(data: Buffer): void {
+    this.messageBytes += data.length;
+    const message = decodeServerFrame(data);
+    switch (message.type) {
+      case "position":
+        this.position = message.position;
+        this.outputBytes = 0;
+        this.statusFrames = 0;
+        this.offset =
+          message.position.mode === "append" && this.requestedOffset !== null ? this.requestedOffset : message.position.end;
+        this.requestedOffset = null;
+        break;
+      case "output":
+        this.outputBytes += message.data.length;
+        this.offset += message.data.length;
+        this.lastOutputAt = performance.now();
+        for (const listener of this.outputListeners) listener(message.data);
+        break;
+      case "snapshot":
+        this.snapshots++;
+        break;
+      case "status":
+        this.statusFrames++;
+        break;
+      case "exit":
+        this.exitCode = message.exitCode;
+        this.exitAt = performance.now();
+        break;
+      case "invalid":
+        this.invalidFrames.push(message.detail);
+        break;
+      default:
+        break;
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    for (const check of [...this.waiters]) check();
+  }
+}
