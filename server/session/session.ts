@@ -1,5 +1,6 @@
 import type { ControllerInfo, SessionInfo } from "../contract/types.ts";
 import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
+import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
 import { ControllerLease } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
 import { HeadlessScreen } from "./headless-screen.ts";
@@ -7,8 +8,6 @@ import { RingBuffer } from "./ring-buffer.ts";
 import { SubmissionLog } from "./submission-log.ts";
 import { TerminalScanner, type ScanEvent } from "./terminal-scanner.ts";
 
-/** How long a program may ignore SIGHUP before it is killed (DESIGN: DELETE ends with SIGHUP, then SIGKILL after 3 s). */
-export const TERMINATE_GRACE_MS = 3_000;
 /** A previewed line longer than this is cut: the list shows a glance, not the screen. */
 export const PREVIEW_LINE_MAX_CHARS = 200;
 /** Previews are recomputed at most this often while the screen keeps changing. */
@@ -252,26 +251,8 @@ export class Session {
   async terminate(graceMs = TERMINATE_GRACE_MS): Promise<void> {
     const pty = this.pty;
     if (!pty || this._status !== "running") return;
-    const exited = this.exitPromise;
-    try {
-      pty.kill("SIGHUP");
-    } catch {
-      // already gone
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const killed = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        try {
-          pty.kill("SIGKILL");
-        } catch {
-          // already gone
-        }
-        resolve();
-      }, graceMs);
-    });
-    await Promise.race([exited, killed]);
-    clearTimeout(timer);
-    await exited;
+    await terminate(pty, graceMs);
+    await this.exitPromise;
   }
 
   /** Start the command again in the same session: new generation, offsets from 0. */
