@@ -211,6 +211,22 @@ describe("close codes and hostile input", () => {
     await good.close();
   });
 
+  it("closes only the connection whose frame cannot be encoded (1011); the session goes on", async () => {
+    const s = await shell();
+    const session = server.registry.get(s.id)!;
+    const healthy = await connect(s.id, { client: "healthy-1" });
+    await healthy.waitForText("$ ");
+    const realInfo = session.info.bind(session);
+    session.info = () => ({ ...realInfo(), pid: -5 }); // breaks the contract: a pid is positive or null
+    const broken = await connect(s.id, { client: "broken-1" });
+    expect(await broken.closed()).toBe(CloseCode.INTERNAL);
+    session.info = realInfo;
+    healthy.type("echo after-1011\r");
+    await healthy.waitForText("after-1011");
+    expect(session.status).toBe("running");
+    await healthy.close();
+  });
+
   it("closes a connection that sends an oversize frame, without buffering it", async () => {
     const s = await server.createSession({ command: ["sleep", "100"] });
     const c = await connect(s.id);
