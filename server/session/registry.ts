@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute } from "node:path";
 import type { SessionInfo } from "../contract/types.ts";
-import type { SpawnPty } from "../pty/pty.ts";
+import type { PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
 import { Emitter } from "./emitter.ts";
 import { Session } from "./session.ts";
 
@@ -28,6 +28,11 @@ export type RegistryOptions = {
   shell: string;
   bufferBytes: number;
   spawnPty: SpawnPty;
+  /**
+   * Rewrites what a session's PTY really starts, at every (re)start, while the session keeps
+   * showing the command it was asked for (shell integration injects its rc files here).
+   */
+  prepareSpawn?: (sessionId: string, spawn: PtySpawnOptions) => PtySpawnOptions;
   /** Base environment of every child (normally process.env). */
   baseEnv?: NodeJS.ProcessEnv;
 };
@@ -86,7 +91,7 @@ export class SessionRegistry {
       rows: request.rows ?? DEFAULT_ROWS,
       title: request.title,
       bufferBytes: this.options.bufferBytes,
-      spawnPty: this.options.spawnPty,
+      spawnPty: this.spawnFor(id),
       nextGeneration: this.nextGeneration,
     });
     session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
@@ -99,6 +104,11 @@ export class SessionRegistry {
     this.sessions.set(id, session);
     this.events.emit("created", session);
     return session;
+  }
+
+  private spawnFor(id: string): SpawnPty {
+    const { spawnPty, prepareSpawn } = this.options;
+    return prepareSpawn ? (spawn) => spawnPty(prepareSpawn(id, spawn)) : spawnPty;
   }
 
   get(id: string): Session | undefined {
