@@ -23,17 +23,20 @@ const MARKER_BYTES = 1;
 const RUN_TIMEOUT_MS = 180_000;
 const MARKER_TIMEOUT_MS = 15_000;
 
-type Run = { bytes: number; ms: number; mbps: number };
+/** `ms`: keystroke → exit (the figure); `lastByteMs`: keystroke → last output byte, to tell delivery from exit reporting. */
+type Run = { bytes: number; ms: number; mbps: number; lastByteMs: number };
 
 async function direct(corpus: Corpus): Promise<Run> {
   const pty = spawnDirect(["sh", "-c", SCRIPT, corpus.path]);
   await pty.waitForText("R", MARKER_TIMEOUT_MS);
   const start = performance.now();
+  let last = start;
+  pty.onChunk(() => (last = performance.now()));
   pty.pty.write("\r");
   await pty.exited;
   const ms = performance.now() - start;
   const bytes = pty.bytes - MARKER_BYTES;
-  return { bytes, ms, mbps: megabytesPerSecond(bytes, ms) };
+  return { bytes, ms, mbps: megabytesPerSecond(bytes, ms), lastByteMs: last - start };
 }
 
 async function throughServer(server: ServerProcess, corpus: Corpus): Promise<Run> {
@@ -48,10 +51,19 @@ async function throughServer(server: ServerProcess, corpus: Corpus): Promise<Run
     const ms = client.exitAt - start;
     const bytes = client.offset - before;
     await client.close();
-    return { bytes, ms, mbps: megabytesPerSecond(bytes, ms) };
+    return { bytes, ms, mbps: megabytesPerSecond(bytes, ms), lastByteMs: client.lastOutputAt - start };
   } finally {
     await server.deleteSession(info.id);
   }
+}
+
+function runDetail(runs: readonly Run[]) {
+  return {
+    runsMBps: runs.map((r) => round(r.mbps, 1)),
+    bytes: runs.map((r) => r.bytes),
+    exitAfterLastByteMs: runs.map((r) => Math.round(r.ms - r.lastByteMs)),
+    medianMBpsToLastByte: round(median(runs.map((r) => megabytesPerSecond(r.bytes, r.lastByteMs))), 1),
+  };
 }
 
 export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult> {
@@ -84,8 +96,8 @@ export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult>
         detail: {
           corpusBytes: corpus.bytes,
           expectedPtyBytes: corpus.ptyBytes,
-          webSocket: { runsMBps: serverRuns.map((r) => round(r.mbps, 1)), bytes: serverRuns.map((r) => r.bytes), complete },
-          direct: { runsMBps: directRuns.map((r) => round(r.mbps, 1)), bytes: directRuns.map((r) => r.bytes) },
+          webSocket: { ...runDetail(serverRuns), complete },
+          direct: runDetail(directRuns),
         },
       }),
     ];
