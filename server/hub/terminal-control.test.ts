@@ -158,12 +158,10 @@ describe("submissions", () => {
     one.type("!");
     await one.waitForText("[33]");
     expect(one.text.split(bytesOf("hi\r")).length - 1).toBe(1);
-    expect(one.submitStatuses.slice(0, 2)).toEqual([
-      { id: "sub-once-0001", state: "received" },
-      { id: "sub-once-0001", state: "written" },
-    ]);
-    expect(one.submitStatuses.slice(2).every((x) => x.state === "written")).toBe(true);
-    expect(two.submitStatuses.map((x) => x.state)).toContain("written");
+    // The first answer is `received`; repeats answer with the state recorded when they arrived; it ends `written`.
+    expect(one.submitStatuses[0]).toEqual({ id: "sub-once-0001", state: "received" });
+    await waitFor(() => one.submitStatuses.at(-1)?.state === "written" && two.submitStatuses.at(-1)?.state === "written");
+    expect(new Set([...one.submitStatuses, ...two.submitStatuses].map((x) => x.state))).toEqual(new Set(["received", "written"]));
     await one.close();
     await two.close();
   });
@@ -198,15 +196,38 @@ describe("submissions", () => {
     const dead = await server.createSession({ command: ["sh", "-c", "exit 0"] });
     const session = server.registry.get(dead.id)!;
     await waitFor(() => session.status === "exited");
-    const deliveries = session.submissions.submit("late-client", { id: "sub-after-exit", generation: session.generation, body: Buffer.from("x"), submitKey: Buffer.from("\r") }, {
+    const outcome = session.submissions.submit("late-client", { id: "sub-after-exit", generation: session.generation, body: Buffer.from("x"), submitKey: Buffer.from("\r") }, {
       generation: session.generation,
       running: false,
       bracketedPaste: false,
       write: () => {
         throw new Error("gone");
       },
+      drained: async () => false,
     });
-    expect(deliveries.map((d) => d.status)).toEqual([{ id: "sub-after-exit", state: "failed", error: "write" }]);
+    expect(outcome.now.map((d) => d.status)).toEqual([{ id: "sub-after-exit", state: "failed", error: "write" }]);
+    expect(outcome.settled).toBeNull();
+  });
+
+  it("stays received while the program does not read, and tells another client that asked meanwhile how it ended", async () => {
+    // The program reads nothing until SIGUSR1: a large body fills the terminal's input queue.
+    const s = await server.createSession({ command: ["bash", "--norc", "--noprofile", "-c", "stty raw -echo; trap 'cat > /dev/null' USR1; echo READY; while :; do sleep 0.02; done"] });
+    const author = await connect(s.id, "author-tab");
+    await author.waitForText("READY");
+    const restored = await connect(s.id, "restored-tab");
+    await attached(restored);
+    author.submit("sub-slow-00001", "p".repeat(200_000), "\r");
+    await waitFor(() => author.submitStatuses.some((x) => x.state === "received"));
+    restored.query(["sub-slow-00001"]);
+    await waitFor(() => restored.submitStatuses.length === 1);
+    expect(restored.submitStatuses[0]).toEqual({ id: "sub-slow-00001", state: "received" });
+    expect(author.submitStatuses.map((x) => x.state)).toEqual(["received"]);
+    process.kill(s.pid!, "SIGUSR1");
+    await waitFor(() => restored.submitStatuses.length === 2 && author.submitStatuses.length === 2, { message: "final state to both" });
+    expect(restored.submitStatuses[1]).toEqual({ id: "sub-slow-00001", state: "written" });
+    expect(author.submitStatuses[1]).toEqual({ id: "sub-slow-00001", state: "written" });
+    await author.close();
+    await restored.close();
   });
 
   it("keeps the last 256 records: after 300 the oldest answer missing", async () => {

@@ -241,7 +241,7 @@ export class TerminalStream {
         return;
       case "submit": {
         if (!this.claim(conn)) return;
-        const deliveries = session.submissions.submit(
+        const outcome = session.submissions.submit(
           conn.clientId,
           { id: message.header.id, generation: message.header.generation, body: message.body, submitKey: message.submitKey },
           {
@@ -251,10 +251,12 @@ export class TerminalStream {
             write: (bytes) => {
               if (!session.write(bytes)) throw new Error("program has exited");
             },
+            drained: () => session.drained(),
           },
         );
         session.clearAttention();
-        this.deliver(deliveries);
+        this.deliver(outcome.now);
+        void outcome.settled?.then((deliveries) => this.deliver(deliveries));
         return;
       }
       case "querySubmissions": {

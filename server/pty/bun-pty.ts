@@ -92,6 +92,8 @@ export function spawnBunPty(options: PtySpawnOptions): PtyProcess {
       if (relay.hasExited || terminal.closed) return;
       terminal.write(data);
     },
+    // Bun's terminal takes every byte at once (it buffers what the kernel refuses).
+    drained: () => Promise.resolve(),
     resize(cols, rows) {
       if (relay.hasExited || terminal.closed) return;
       if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 1 || rows < 1) {

@@ -17,6 +17,7 @@ function fakePty(exitOn: NodeJS.Signals[]): PtyProcess & { signals: NodeJS.Signa
       void exited.then(listener);
     },
     write() {},
+    drained: () => Promise.resolve(),
     resize() {},
     pause() {},
     resume() {},

@@ -26,6 +26,27 @@ export const PAUSED_EXIT_HOLD_MS = 5_000;
 /** Read size for that final drain; matches libuv's read buffer. */
 const EXIT_DRAIN_READ_BYTES = 64 * 1024;
 
+/** How often a pending write queue is looked at; writes to a PTY usually finish within one. */
+const DRAIN_POLL_MS = 2;
+
+/**
+ * node-pty queues writes and retries on EAGAIN without telling anyone when they finish; its
+ * queue (`_writeStream._writeQueue`, node-pty 1.x) is the only witness. Without it, resolve at once.
+ */
+function whenQueueEmpty(term: IPty, exited: () => boolean): Promise<void> {
+  const stream = (term as unknown as { _writeStream?: { _writeQueue?: unknown[] } })._writeStream;
+  const queue = stream?._writeQueue;
+  if (!Array.isArray(queue)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const check = () => {
+      if (queue.length === 0 || exited()) resolve();
+      else setTimeout(check, DRAIN_POLL_MS);
+    };
+    // node-pty's queue only empties in an fs.write callback: look after the current turn.
+    setImmediate(check);
+  });
+}
+
 export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
   assertSpawnable(options);
   const [file, ...args] = options.command as [string, ...string[]];
@@ -66,6 +87,9 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     write(data) {
       if (relay.hasExited) return;
       term.write(typeof data === "string" ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    },
+    drained() {
+      return whenQueueEmpty(term, () => relay.hasExited);
     },
     resize(cols, rows) {
       if (relay.hasExited) return;

@@ -32,8 +32,13 @@ export interface PtyProcess {
   onExit(listener: (exit: PtyExit) => void): void;
   /** Settles with the same value as onExit, at the same moment; for helpers such as `terminate`. */
   readonly exited: Promise<PtyExit>;
-  /** Ignored once the program has exited. */
+  /** Ignored once the program has exited. Bytes are queued in order and never interleave with later writes. */
   write(data: Uint8Array | string): void;
+  /**
+   * Resolves once every byte written so far has been taken by the kernel (or the program has
+   * exited). A submission is `written` only then.
+   */
+  drained(): Promise<void>;
   /** Ignored once the program has exited. */
   resize(cols: number, rows: number): void;
   /** Stop reading from the PTY (back-pressure); the kernel buffer then blocks the program. */

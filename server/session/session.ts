@@ -209,6 +209,14 @@ export class Session {
     return true;
   }
 
+  /** Resolves when everything written so far reached the program's terminal: true, or false if it exited first. */
+  async drained(): Promise<boolean> {
+    const pty = this.pty;
+    if (!pty || this._status !== "running") return false;
+    await pty.drained();
+    return this.pty === pty && this._status === "running";
+  }
+
   /** User input clears the attention flag (auto-replies must not call this). */
   clearAttention(): void {
     if (!this._attention) return;

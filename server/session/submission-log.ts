@@ -26,9 +26,14 @@ export type SubmissionTarget = {
   readonly generation: string;
   readonly running: boolean;
   readonly bracketedPaste: boolean;
-  /** Write bytes to the PTY; throws when it cannot. */
+  /** Queue bytes for the PTY; throws when it cannot. */
   write(bytes: Uint8Array): void;
+  /** Resolves when the queued bytes were taken by the kernel: true, or false when the program went away first. */
+  drained(): Promise<boolean>;
 };
+
+/** What to announce now, and (while the bytes drain into the PTY) what to announce when they did. */
+export type SubmitOutcome = { now: StatusDelivery[]; settled: Promise<StatusDelivery[]> | null };
 
 /**
  * The spec's submissions (提交): each ID is written at most once per server run, its state kept for
@@ -51,41 +56,45 @@ export class SubmissionLog {
   }
 
   /**
-   * Handle one submission. Returns the statuses to deliver, in order. A repeated ID is never
-   * written again: it answers with its recorded state.
+   * Handle one submission. `now` holds the statuses to deliver at once; `settled`, when present,
+   * resolves with the final one once the bytes reached the PTY. A repeated ID is never written
+   * again: it answers with its recorded state.
    */
   submit(
     clientId: string,
     submission: { id: string; generation: string; body: Uint8Array; submitKey: Uint8Array },
     target: SubmissionTarget,
-  ): StatusDelivery[] {
+  ): SubmitOutcome {
     const known = this.get(submission.id);
     if (known) {
-      known.watchers.add(clientId);
-      return [this.deliveryTo(known, new Set([clientId]))];
+      if (known.state === "received" && known.clientId !== clientId) known.watchers.add(clientId);
+      return { now: [this.deliveryTo(known, new Set([clientId]))], settled: null };
     }
     if (submission.generation !== target.generation) {
-      return [this.settle(this.record(submission.id, clientId), "failed", "generation")];
+      return { now: [this.settle(this.record(submission.id, clientId), "failed", "generation")], settled: null };
     }
     if (!target.running) {
-      return [this.settle(this.record(submission.id, clientId), "failed", "write")];
+      return { now: [this.settle(this.record(submission.id, clientId), "failed", "write")], settled: null };
     }
     const record = this.record(submission.id, clientId);
-    const deliveries = [this.deliveryOf(record)];
-    // Body and key are written in one synchronous step: no other input can interleave.
-    let wrote = false;
+    const received = this.deliveryOf(record);
+    // Body and key are queued in one synchronous step: no other input can interleave.
+    let queued = false;
     try {
       const body = target.bracketedPaste ? bracket(submission.body) : submission.body;
       if (body.length > 0) {
         target.write(body);
-        wrote = true;
+        queued = true;
       }
       if (submission.submitKey.length > 0) target.write(submission.submitKey);
-      deliveries.push(this.settle(record, "written"));
     } catch {
-      deliveries.push(this.settle(record, wrote ? "partial" : "failed", wrote ? undefined : "write"));
+      return { now: [received, this.settle(record, queued ? "partial" : "failed", queued ? undefined : "write")], settled: null };
     }
-    return deliveries;
+    const settled = target.drained().then(
+      (stillThere) => [stillThere ? this.settle(record, "written") : this.settle(record, "partial")],
+      () => [this.settle(record, "partial")],
+    );
+    return { now: [received], settled };
   }
 
   /** A submission frame whose header named an ID but was otherwise invalid. */
