@@ -26,6 +26,7 @@ export class TerminalConnection implements LeaseConnection {
   readonly attachedAt = Date.now();
   /** frames waiting for a snapshot to be ready; null when frames go straight out */
   private held: Uint8Array[] | null = null;
+  private heldBytes = 0;
   /** submission statuses held meanwhile: a resync drops held output but keeps these */
   private heldStatuses: Uint8Array[] = [];
   private closed = false;
@@ -54,9 +55,9 @@ export class TerminalConnection implements LeaseConnection {
     return this.held !== null;
   }
 
-  /** Bytes accepted for sending that the peer has not taken yet. */
+  /** Bytes accepted for sending that the peer has not taken yet (held ones included). */
   get queuedBytes(): number {
-    return this.ws.bufferedAmount;
+    return this.ws.bufferedAmount + this.heldBytes;
   }
 
   /** Frames from now on wait until `release`. */
@@ -69,6 +70,7 @@ export class TerminalConnection implements LeaseConnection {
     const statuses = this.heldStatuses;
     this.heldStatuses = [];
     if (this.held) this.held = [];
+    this.heldBytes = 0;
     return statuses;
   }
 
@@ -76,6 +78,7 @@ export class TerminalConnection implements LeaseConnection {
   release(replay: Uint8Array[]): void {
     const held = this.held ?? [];
     this.held = null;
+    this.heldBytes = 0;
     this.heldStatuses = [];
     for (const frame of replay) this.write(frame);
     for (const frame of held) this.write(frame);
@@ -83,8 +86,10 @@ export class TerminalConnection implements LeaseConnection {
 
   send(frame: Uint8Array): void {
     if (this.closed) return;
-    if (this.held) this.held.push(frame);
-    else this.write(frame);
+    if (this.held) {
+      this.held.push(frame);
+      this.heldBytes += frame.length;
+    } else this.write(frame);
   }
 
   /** A submission status: like send, but remembered separately while held (a resync keeps it). */
@@ -101,6 +106,7 @@ export class TerminalConnection implements LeaseConnection {
     if (this.closed) return;
     this.closed = true;
     this.held = null;
+    this.heldBytes = 0;
     try {
       this.ws.close(code, reason);
     } catch {
@@ -114,7 +120,7 @@ export class TerminalConnection implements LeaseConnection {
 
   /** Whether it made no progress for too long, or queued too much. */
   isTooSlow(now = Date.now()): boolean {
-    const queued = this.ws.bufferedAmount;
+    const queued = this.queuedBytes;
     if (queued > SEND_QUEUE_LIMIT_BYTES) return true;
     return queued > 0 && now - this.lastProgressAt > WRITE_DRAIN_TIMEOUT_MS;
   }
