@@ -1,16 +1,37 @@
 import { UsageError } from "./cli/args.ts";
 import { serveCommand } from "./cli/serve.ts";
+import { attachCommand, runCommand } from "./cli/attach-command.ts";
+import { killCommand, lsCommand, newCommand } from "./cli/session-commands.ts";
+import { tokenCommand } from "./cli/token-command.ts";
 
 const HELP = `webmux — terminal sessions that stay alive, driven from anywhere
 
 usage: webmux <command> [options]
 
 commands:
-  serve     run the server (webmux serve --help for its options)
+  serve     run the server
+  ls        list sessions (--json for a JSON array)
+  new       start a session and print its id: webmux new [--title T] [--cwd D] [-- command …]
+  attach    attach this terminal to a session: webmux attach <id> (Ctrl-\\ detaches)
+  run       start a command in a new session and attach: webmux run -- command …
+  kill      end sessions: webmux kill <id> …
+  token     Agent API tokens: webmux token create|list|revoke
+
+Every command takes --help. Client commands find the server with --url (WEBMUX_URL, default
+http://127.0.0.1:8999) and authenticate with --token (WEBMUX_TOKEN, default: the token a local
+server keeps in its data dir).
 `;
 
 type Command = (argv: string[]) => Promise<number>;
-const COMMANDS: Record<string, Command> = { serve: serveCommand };
+const COMMANDS: Record<string, Command> = {
+  serve: serveCommand,
+  ls: lsCommand,
+  new: newCommand,
+  attach: attachCommand,
+  run: runCommand,
+  kill: killCommand,
+  token: tokenCommand,
+};
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -1,0 +1,109 @@
+/** `webmux ls`, `webmux new` and `webmux kill`: the session list over HTTP. */
+import { resolve } from "node:path";
+import type { CreateSessionRequest, SessionInfo } from "../contract/types.ts";
+import { WebmuxApi } from "./api-client.ts";
+import { parseArgs, UsageError, type FlagSpec } from "./args.ts";
+import { CLIENT_FLAGS, commandHelp, isLocalUrl, resolveClientOptions } from "./client-options.ts";
+import { localTerminalSize } from "./local-terminal.ts";
+
+/** Titles wider than this are cut in the table so a row stays on one line of a normal terminal. */
+const MAX_TITLE_COLUMN = 48;
+
+const LS_FLAGS: FlagSpec[] = [{ name: "json", kind: "boolean", help: "print the sessions as a JSON array" }];
+const NEW_FLAGS: FlagSpec[] = [
+  { name: "title", kind: "string", help: "title shown in the session list" },
+  { name: "cwd", kind: "string", help: "working directory (default: this one, when the server is local)" },
+];
+
+export async function lsCommand(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, [...LS_FLAGS, ...CLIENT_FLAGS]);
+  if (parsed.flags.get("help")) {
+    process.stdout.write(commandHelp("ls [--json]", "List the server's sessions.", LS_FLAGS));
+    return 0;
+  }
+  if (parsed.positionals.length) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
+  const sessions = await new WebmuxApi(resolveClientOptions(parsed, process.env)).listSessions();
+  process.stdout.write(parsed.flags.get("json") ? JSON.stringify(sessions, null, 2) + "\n" : formatSessionTable(sessions, Date.now()));
+  return 0;
+}
+
+export async function newCommand(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, [...NEW_FLAGS, ...CLIENT_FLAGS]);
+  if (parsed.flags.get("help")) {
+    process.stdout.write(
+      commandHelp("new [--title T] [--cwd D] [-- command …]", "Start a session (the login shell unless a command follows `--`) and print its id.", NEW_FLAGS),
+    );
+    return 0;
+  }
+  if (parsed.positionals.length) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (put the command after --)`);
+  const options = resolveClientOptions(parsed, process.env);
+  const session = await new WebmuxApi(options).createSession(
+    createRequest(parsed.rest, parsed.flags.get("title"), parsed.flags.get("cwd"), isLocalUrl(options.url)),
+  );
+  process.stdout.write(`${session.id}\n`);
+  return 0;
+}
+
+export async function killCommand(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, CLIENT_FLAGS);
+  if (parsed.flags.get("help")) {
+    process.stdout.write(commandHelp("kill <id> …", "End the sessions' programs and remove the sessions.", []));
+    return 0;
+  }
+  if (parsed.positionals.length === 0) throw new UsageError("which session? usage: webmux kill <id> …");
+  const api = new WebmuxApi(resolveClientOptions(parsed, process.env));
+  for (const id of parsed.positionals) await api.deleteSession(id);
+  return 0;
+}
+
+/**
+ * The body of POST /api/sessions for `new` and `run`. A relative --cwd, and the default cwd, are
+ * this shell's directory, which only means something when the server runs on this machine.
+ */
+export function createRequest(
+  command: string[],
+  title: string | boolean | undefined,
+  cwd: string | boolean | undefined,
+  serverIsLocal: boolean,
+): CreateSessionRequest {
+  const request: CreateSessionRequest = {};
+  if (command.length) request.command = command;
+  if (typeof title === "string") request.title = title;
+  if (typeof cwd === "string") request.cwd = serverIsLocal ? resolve(cwd) : cwd;
+  else if (serverIsLocal) request.cwd = process.cwd();
+  const size = localTerminalSize();
+  if (size) Object.assign(request, size);
+  return request;
+}
+
+/** `3m`, `2h`, `5d`: how long ago, as short as `ls` needs. */
+export function formatAge(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+function cut(text: string, max: number): string {
+  const chars = Array.from(text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " "));
+  return chars.length <= max ? chars.join("") : chars.slice(0, max - 1).join("") + "…";
+}
+
+/** Aligned columns: ID, STATUS, CLIENTS, SIZE, AGE, TITLE; a note instead when there are none. */
+export function formatSessionTable(sessions: SessionInfo[], now: number): string {
+  if (sessions.length === 0) return "no sessions (start one with `webmux new` or `webmux run -- <command>`)\n";
+  const rows = [
+    ["ID", "STATUS", "CLIENTS", "SIZE", "AGE", "TITLE"],
+    ...sessions.map((s) => [
+      s.id,
+      s.status === "exited" ? `exited(${s.exitCode ?? "?"})` : "running",
+      String(s.clients),
+      `${s.cols}x${s.rows}`,
+      formatAge(now - s.createdAt),
+      cut(s.title, MAX_TITLE_COLUMN),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => Array.from(r[i]!).length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n") + "\n";
+}
