@@ -21,6 +21,12 @@ import { TerminalConnection } from "./terminal-connection.ts";
 
 /** Coalesced output is sent at once when it reaches this size instead of waiting for the next tick. */
 export const FLUSH_BYTES = 256 * 1024;
+/**
+ * Output that keeps coming is sent at most this often: a flood becomes a few large frames (one
+ * send per client instead of one per 4 KiB PTY read), while output after a pause — a keystroke's
+ * echo — still goes out in the same event-loop turn.
+ */
+export const COALESCE_WINDOW_MS = 2;
 /** The PTY is paused while the controller's connection has more than this queued… */
 export const PAUSE_HIGH_WATER_BYTES = 1024 * 1024;
 /** …and resumed once it is back under this. */
@@ -47,6 +53,8 @@ export class TerminalStream {
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
   private flushScheduled = false;
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastFlushAt = 0;
   private pausedFor: TerminalConnection | null = null;
   private redrawTimer: ReturnType<typeof setTimeout> | null = null;
   private slowTimer: ReturnType<typeof setInterval> | null = null;
@@ -87,18 +95,33 @@ export class TerminalStream {
         this.broadcastControl();
       }
     }
-    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
-    else if (!this.flushScheduled) {
+    if (this.pendingBytes >= FLUSH_BYTES) {
+      this.flush();
+      return;
+    }
+    if (this.flushScheduled || this.flushTimer) return;
+    const since = performance.now() - this.lastFlushAt;
+    if (since >= COALESCE_WINDOW_MS) {
+      // Leading edge: reads of this same turn still join the frame.
       this.flushScheduled = true;
       setImmediate(() => {
         this.flushScheduled = false;
         this.flush();
       });
+    } else {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = null;
+        this.flush();
+      }, COALESCE_WINDOW_MS - since);
     }
   }
 
   /** Send coalesced output to every live connection; afterwards each has seen exactly [.., ring.end). */
   flush(): void {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+    }
     if (this.pendingBytes === 0) {
       this.pending.length = 0;
       return;
@@ -106,6 +129,7 @@ export class TerminalStream {
     const frame = this.pending.length === 1 ? encodeOutput(this.pending[0]!) : encodeOutputChunks(this.pending);
     this.pending = [];
     this.pendingBytes = 0;
+    this.lastFlushAt = performance.now();
     for (const conn of this.connections) {
       conn.send(frame);
       if (conn.queuedBytes > 0) this.checkPressure(conn);
@@ -411,6 +435,8 @@ export class TerminalStream {
 
   dispose(): void {
     this.cancelRedraw();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
     if (this.slowTimer) clearInterval(this.slowTimer);
     this.slowTimer = null;
     if (this.pausedFor) this.resumePty();

@@ -7,6 +7,8 @@ import {
   BATCH_BYTES,
   HeadlessScreen,
   MAX_BACKLOG_BYTES,
+  PARSE_BURST_BYTES,
+  SKIM_TAIL_BYTES,
   type HeadlessScreenOptions,
 } from "./headless-screen.ts";
 
@@ -28,8 +30,8 @@ async function waitFor(condition: () => boolean, what: string): Promise<void> {
 }
 
 const live: HeadlessScreen[] = [];
-function screen(opts: HeadlessScreenOptions = { cols: 80, rows: 24 }): HeadlessScreen {
-  const created = new HeadlessScreen(opts);
+function screen(opts: Partial<HeadlessScreenOptions> = {}): HeadlessScreen {
+  const created = new HeadlessScreen({ cols: 80, rows: 24, ...opts });
   live.push(created);
   return created;
 }
@@ -203,8 +205,31 @@ describe("HeadlessScreen", () => {
     expect(removed).toBe(1);
   });
 
-  it("drops output beyond the backlog bound, counts it, and recovers with a clean screen", async () => {
+  it("skims a flood past its parse budget: only the tail is parsed, and the screen shows how it ended", async () => {
     const s = screen();
+    const total = 32 * 1024 * 1024;
+    const line = (n: number) => `flood line ${String(n).padStart(8, "0")} ${"x".repeat(40)}\r\n`;
+    let written = 0;
+    let n = 0;
+    while (written < total) {
+      let batch = "";
+      for (let i = 0; i < 1000; i++) batch += line(n++);
+      const b = bytes(batch);
+      s.write(b);
+      written += b.byteLength;
+    }
+    const read = await s.read();
+    const stats = s.stats();
+    expect(stats.skimmedBytes).toBeGreaterThan(total - PARSE_BURST_BYTES - 1024 * 1024);
+    // parsed: at most the burst allowance plus a tail per refresh, never the whole flood
+    expect(stats.postedBytes).toBeLessThan(PARSE_BURST_BYTES + 8 * SKIM_TAIL_BYTES);
+    const visible = read.lines.filter((l) => l !== "");
+    expect(visible.at(-1)).toBe(line(n - 1).trimEnd());
+    expect(visible.at(-2)).toBe(line(n - 2).trimEnd());
+  });
+
+  it("drops output beyond the backlog bound, counts it, and recovers with a clean screen", async () => {
+    const s = screen({ parseBudget: { bytesPerSec: Infinity, burstBytes: Infinity } });
     const chunk = bytes(`${"output ".repeat(9)}\r\n`.repeat(1024)); // ~64 KiB of text lines
     const total = 32 * 1024 * 1024;
     let written = 0;

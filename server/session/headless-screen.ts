@@ -43,7 +43,29 @@ export const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
  * saturated PTY gives long parsed stretches rather than many tiny gaps). */
 export const RESUME_BACKLOG_BYTES = MAX_BACKLOG_BYTES / 2;
 
-export type HeadlessScreenOptions = { cols: number; rows: number; scrollback?: number };
+/** Sustained parsing the mirror may cost: about a tenth of a core. Past it (`cat` of a huge log)
+ * the mirror skims: it keeps only the output's tail and refreshes from it, leaving the CPU to
+ * the program and the clients. */
+export const PARSE_BUDGET_BYTES_PER_SEC = 6 * 1024 * 1024;
+
+/** Bursts up to this parse in full: a TUI's full repaint is a few hundred KiB at most. */
+export const PARSE_BURST_BYTES = 2 * 1024 * 1024;
+
+/** While skimming, the mirror is rebuilt from the tail this often, so previews stay live. */
+export const SKIM_REFRESH_MS = 250;
+
+/** Output tail kept while skimming: several full screens of a large terminal. */
+export const SKIM_TAIL_BYTES = 256 * 1024;
+
+export type HeadlessScreenOptions = {
+  cols: number;
+  rows: number;
+  scrollback?: number;
+  /** the terminal modes in force, as escape sequences (the session's TerminalScanner); prefixed to a skimmed tail */
+  modes?: () => string;
+  /** override PARSE_BUDGET_BYTES_PER_SEC / PARSE_BURST_BYTES (Infinity: never skim) */
+  parseBudget?: { bytesPerSec: number; burstBytes: number };
+};
 
 export type HeadlessScreenStats = {
   /** bytes sent to the worker */
@@ -56,7 +78,54 @@ export type HeadlessScreenStats = {
   droppedBytes: number;
   /** times the mirror lost output and had to reset */
   gaps: number;
+  /** bytes that were only skimmed (kept as a tail) during floods */
+  skimmedBytes: number;
 };
+
+/** The last SKIM_TAIL_BYTES of output while skimming. */
+class TailBuffer {
+  private readonly data = new Uint8Array(SKIM_TAIL_BYTES);
+  private end = 0;
+  private filled = false;
+  fresh = false;
+
+  push(chunk: Uint8Array): void {
+    this.fresh = true;
+    if (chunk.length >= this.data.length) {
+      this.data.set(chunk.subarray(chunk.length - this.data.length));
+      this.end = 0;
+      this.filled = true;
+      return;
+    }
+    const first = Math.min(chunk.length, this.data.length - this.end);
+    this.data.set(chunk.subarray(0, first), this.end);
+    if (first < chunk.length) {
+      this.data.set(chunk.subarray(first), 0);
+      this.filled = true;
+    }
+    const next = (this.end + chunk.length) % this.data.length;
+    if (next <= this.end && chunk.length > 0) this.filled = true;
+    this.end = next;
+  }
+
+  /** The tail, starting after its first newline when it was cut (a cut line or sequence is noise). */
+  take(): Uint8Array {
+    this.fresh = false;
+    const bytes = this.filled ? concat(this.data.subarray(this.end), this.data.subarray(0, this.end)) : this.data.slice(0, this.end);
+    if (!this.filled) return bytes;
+    const newline = bytes.indexOf(0x0a);
+    return newline === -1 ? bytes : bytes.subarray(newline + 1);
+  }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+const utf8 = new TextEncoder();
 
 export class HeadlessScreen {
   private host: HeadlessWorkerHost | null = null;
@@ -76,6 +145,14 @@ export class HeadlessScreen {
   /** the next batch must tell the worker that bytes are missing before it */
   private gapBeforeNext = false;
   private disposed = false;
+  private readonly modes: () => string;
+  /** parse budget left (token bucket), and when it was last refilled */
+  private readonly budget: { bytesPerSec: number; burstBytes: number };
+  private tokens: number;
+  private tokensAt = Date.now();
+  private skim: TailBuffer | null = null;
+  private skimTimer: ReturnType<typeof setInterval> | null = null;
+  private skimmed = 0;
   private readonly listeners = new Set<() => void>();
   private readonly client: ScreenClient = {
     onParsed: (bytes) => {
@@ -101,6 +178,9 @@ export class HeadlessScreen {
     this.cols = opts.cols;
     this.rows = opts.rows;
     this.scrollback = opts.scrollback ?? DEFAULT_SCROLLBACK_LINES;
+    this.modes = opts.modes ?? (() => "");
+    this.budget = opts.parseBudget ?? { bytesPerSec: PARSE_BUDGET_BYTES_PER_SEC, burstBytes: PARSE_BURST_BYTES };
+    this.tokens = this.budget.burstBytes;
     this.attached();
   }
 
@@ -108,6 +188,17 @@ export class HeadlessScreen {
   write(chunk: Uint8Array): void {
     const length = chunk.byteLength;
     if (this.disposed || length === 0) return;
+    this.tokens = this.refilledTokens() - length;
+    this.tokensAt = Date.now();
+    if (this.skim) {
+      this.skim.push(chunk);
+      this.skimmed += length;
+      return;
+    }
+    if (this.tokens < 0) {
+      this.startSkimming(chunk);
+      return;
+    }
     const backlog = this.posted - this.parsed;
     if (this.dropping) {
       if (backlog > RESUME_BACKLOG_BYTES) {
@@ -141,6 +232,7 @@ export class HeadlessScreen {
 
   resize(cols: number, rows: number): void {
     if (this.disposed) return;
+    this.refreshFromTail();
     this.flush();
     this.cols = cols;
     this.rows = rows;
@@ -150,6 +242,7 @@ export class HeadlessScreen {
   /** New generation: the bytes so far belong to the previous run; start a fresh terminal. */
   reset(): void {
     if (this.disposed) return;
+    this.stopSkimming();
     this.discardPending();
     this.dropping = false;
     this.gapBeforeNext = false;
@@ -191,12 +284,14 @@ export class HeadlessScreen {
       pendingBytes: this.pendingLength,
       droppedBytes: this.dropped,
       gaps: this.gaps,
+      skimmedBytes: this.skimmed,
     };
   }
 
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.stopSkimming();
     this.discardPending();
     this.listeners.clear();
     this.host?.detach(this.id);
@@ -209,8 +304,51 @@ export class HeadlessScreen {
     if (this.disposed) {
       return Promise.reject(new HeadlessScreenError("HEADLESS_SCREEN_DISPOSED", "screen disposed"));
     }
+    this.refreshFromTail();
     this.flush();
     return this.attached().request<K>(this.id, body);
+  }
+
+  /** The output outruns the parse budget: keep only its tail until it calms down. */
+  private startSkimming(chunk: Uint8Array): void {
+    this.flush();
+    this.skim = new TailBuffer();
+    this.skim.push(chunk);
+    this.skimmed += chunk.length;
+    this.skimTimer = setInterval(() => this.onSkimTick(), SKIM_REFRESH_MS);
+    this.skimTimer.unref?.();
+  }
+
+  private onSkimTick(): void {
+    const quiet = !this.skim?.fresh;
+    this.refreshFromTail();
+    // Calm again (budget refilled, or nothing new): parse in full from here on.
+    if (quiet || this.refilledTokens() > this.budget.burstBytes / 2) this.stopSkimming();
+  }
+
+  /** The parse budget as of now (token bucket). */
+  private refilledTokens(): number {
+    const { bytesPerSec, burstBytes } = this.budget;
+    if (bytesPerSec === Infinity) return Infinity;
+    return Math.min(burstBytes, this.tokens + ((Date.now() - this.tokensAt) * bytesPerSec) / 1000);
+  }
+
+  /** Rebuild the mirror from the modes and the tail: a reset, then the recent output. */
+  private refreshFromTail(): void {
+    if (!this.skim?.fresh) return;
+    const tail = this.skim.take();
+    const modes = utf8.encode(this.modes());
+    const data = concat(modes, tail);
+    this.discardPending();
+    this.gaps++;
+    this.posted += data.byteLength;
+    this.attached().post({ type: "write", screen: this.id, data, gap: true }, [data.buffer as ArrayBuffer]);
+  }
+
+  private stopSkimming(): void {
+    if (this.skimTimer) clearInterval(this.skimTimer);
+    this.skimTimer = null;
+    this.skim = null;
   }
 
   private attached(): HeadlessWorkerHost {

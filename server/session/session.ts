@@ -90,7 +90,7 @@ export class Session {
     this._cols = options.cols;
     this._rows = options.rows;
     this.ring = new RingBuffer(options.bufferBytes);
-    this.screen = new HeadlessScreen({ cols: options.cols, rows: options.rows });
+    this.screen = new HeadlessScreen({ cols: options.cols, rows: options.rows, modes: () => this.scanner.restoreSequence() });
     this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
   }
 
