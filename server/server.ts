@@ -4,6 +4,11 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnPty } from "./pty/index.ts";
+import { AgentApi } from "./agent/agent-api.ts";
+import { registerAgentRoutes } from "./agent/agent-routes.ts";
+import { registerAgentSocket } from "./agent/agent-socket.ts";
+import { ShellIntegration } from "./agent/shell-integration.ts";
+import { AgentTokenStore } from "./agent/tokens.ts";
 import { App } from "./http/app.ts";
 import { Authenticator } from "./http/auth.ts";
 import { registerSessionRoutes } from "./http/session-routes.ts";
@@ -38,6 +43,7 @@ export type Webmux = {
   settings: SettingsStore;
   acceptor: WebSocketAcceptor;
   terminals: TerminalHub;
+  agent: AgentApi;
   http: Server;
   close(): Promise<void>;
 };
@@ -60,23 +66,34 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   let token: string;
   let tokenGenerated: boolean;
   let settings: SettingsStore;
+  let tokens: AgentTokenStore;
+  let integration: ShellIntegration;
   try {
     ({ token, generated: tokenGenerated } = loadGlobalToken(options.dataDir, options.token));
     settings = new SettingsStore(options.dataDir);
     if (options.openApi !== null && settings.get().open_api.enabled !== options.openApi) {
       settings.update({ open_api: { enabled: options.openApi } });
     }
+    tokens = new AgentTokenStore(options.dataDir);
+    integration = new ShellIntegration(join(options.dataDir, "shell-integration"));
   } catch (err) {
     throw new StartupError(`cannot use data dir ${options.dataDir}: ${(err as Error).message}`);
   }
 
-  const registry = new SessionRegistry({ shell: options.shell, bufferBytes: options.bufferBytes, spawnPty });
-  const auth = new Authenticator({ globalToken: token });
+  const registry = new SessionRegistry({ shell: options.shell, bufferBytes: options.bufferBytes, spawnPty, prepareSpawn: integration.prepareSpawn });
+  const auth = new Authenticator({
+    globalToken: token,
+    resolveAgentToken: (t) => tokens.resolve(t),
+    lookupAgentPrincipal: (id) => tokens.lookup(id),
+  });
   const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST));
   registerSessionRoutes(app, registry, settings);
   const acceptor = new WebSocketAcceptor();
   const terminals = new TerminalHub(registry, acceptor);
   terminals.register(app);
+  const agent = new AgentApi({ registry, settings, tokens, integration });
+  registerAgentRoutes(app, agent);
+  const agentSockets = registerAgentSocket(app, agent, acceptor);
 
   const http = createServer(app.handleRequest);
   http.on("upgrade", app.handleUpgrade);
@@ -104,13 +121,16 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      agentSockets.closeAll();
       acceptor.closeAll(1001, "server shutting down");
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections?.();
       });
       await registry.closeAll();
+      agent.close();
+      tokens.flush();
     })());
 
-  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, http, close };
+  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, agent, http, close };
 }
