@@ -15,6 +15,8 @@ import { registerSessionRoutes } from "./http/session-routes.ts";
 import { StaticFiles } from "./http/static.ts";
 import { WebSocketAcceptor } from "./hub/accept.ts";
 import { TerminalHub } from "./hub/terminal-hub.ts";
+import { SessionListStream } from "./hub/session-list.ts";
+import { SettingsStream } from "./hub/settings-stream.ts";
 import { SessionRegistry } from "./session/registry.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { SettingsStore } from "./store/settings.ts";
@@ -91,6 +93,10 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const acceptor = new WebSocketAcceptor();
   const terminals = new TerminalHub(registry, acceptor);
   terminals.register(app);
+  const sessionList = new SessionListStream(registry, acceptor);
+  sessionList.register(app);
+  const settingsStream = new SettingsStream(settings, acceptor);
+  settingsStream.register(app);
   const agent = new AgentApi({ registry, settings, tokens, integration });
   registerAgentRoutes(app, agent);
   const agentSockets = registerAgentSocket(app, agent, acceptor);
@@ -122,6 +128,8 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const close = () =>
     (closing ??= (async () => {
       agentSockets.closeAll();
+      sessionList.close();
+      settingsStream.close();
       acceptor.closeAll(1001, "server shutting down");
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
