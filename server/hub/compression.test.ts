@@ -1,0 +1,299 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import { constants as zlib, inflateRawSync } from "node:zlib";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
+import type { SessionInfo } from "../contract/types.ts";
+import { startTestServer, type TestServer } from "../testing/test-server.ts";
+import { waitFor } from "../testing/wait.ts";
+import { WebSocketAcceptor } from "./accept.ts";
+import { TextBroadcast } from "./text-broadcast.ts";
+
+/** The JSON endpoints of this module; /ws/s/{id} has its own compressed-resume test. */
+const JSON_PATHS = ["/ws/sessions", "/ws/settings"];
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** Every client a test opens is gone after it, pass or fail, so no server waits on one at shutdown. */
+const raws: RawClient[] = [];
+const sockets: WebSocket[] = [];
+const track = (raw: RawClient) => (raws.push(raw), raw);
+afterEach(() => {
+  for (const raw of raws.splice(0)) raw.close();
+  for (const ws of sockets.splice(0)) ws.terminate();
+});
+
+type RawFrame = { rsv1: boolean; opcode: number; payload: Buffer };
+
+/**
+ * A WebSocket client written by hand, so the test sees the frames as they are on the wire:
+ * the RSV1 (compressed) bit and the exact payload bytes.
+ */
+class RawClient {
+  readonly frames: RawFrame[] = [];
+  status = 0;
+  headers: Record<string, string> = {};
+  private buffer = Buffer.alloc(0);
+  private handshakeDone = false;
+
+  private constructor(readonly socket: Socket) {
+    socket.on("data", (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.parse();
+    });
+  }
+
+  static async open(baseUrl: string, path: string, { offer, headers = {} }: { offer: boolean; headers?: Record<string, string> }): Promise<RawClient> {
+    const { hostname, port } = new URL(baseUrl);
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+    const client = new RawClient(socket);
+    const lines = [
+      `GET ${path} HTTP/1.1`,
+      `Host: ${hostname}:${port}`,
+      "Upgrade: websocket",
+      "Connection: Upgrade",
+      `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}`,
+      "Sec-WebSocket-Version: 13",
+      ...(offer ? ["Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits"] : []),
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
+    socket.write(lines.join("\r\n") + "\r\n\r\n");
+    await waitFor(() => client.handshakeDone, { message: "handshake" });
+    return client;
+  }
+
+  /** Bytes of WebSocket frames received after the handshake. */
+  frameBytes = 0;
+
+  /**
+   * Every message as text. With context takeover the compressed messages form one raw deflate
+   * stream (each ending in a sync flush whose 00 00 ff ff the sender strips): inflating the stream
+   * so far and cutting off what came before yields each message.
+   */
+  texts(): string[] {
+    const out: string[] = [];
+    const stream: Buffer[] = [];
+    let before = 0;
+    for (const frame of this.frames) {
+      if (!frame.rsv1) {
+        out.push(frame.payload.toString("utf8"));
+        continue;
+      }
+      stream.push(frame.payload, Buffer.from([0x00, 0x00, 0xff, 0xff]));
+      const all = inflateRawSync(Buffer.concat(stream), { finishFlush: zlib.Z_SYNC_FLUSH });
+      out.push(all.subarray(before).toString("utf8"));
+      before = all.length;
+    }
+    return out;
+  }
+
+  private parse(): void {
+    if (!this.handshakeDone) {
+      const end = this.buffer.indexOf("\r\n\r\n");
+      if (end === -1) return;
+      const [statusLine, ...headerLines] = this.buffer.subarray(0, end).toString("latin1").split("\r\n");
+      this.status = Number(statusLine!.split(" ")[1]);
+      for (const line of headerLines) {
+        const colon = line.indexOf(":");
+        this.headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      this.buffer = this.buffer.subarray(end + 4);
+      this.handshakeDone = true;
+    }
+    for (;;) {
+      if (this.buffer.length < 2) return;
+      const b0 = this.buffer[0]!;
+      const b1 = this.buffer[1]!;
+      expect(b1 & 0x80).toBe(0); // server frames are never masked
+      let length = b1 & 0x7f;
+      let header = 2;
+      if (length === 126) {
+        if (this.buffer.length < 4) return;
+        length = this.buffer.readUInt16BE(2);
+        header = 4;
+      } else if (length === 127) {
+        if (this.buffer.length < 10) return;
+        length = Number(this.buffer.readBigUInt64BE(2));
+        header = 10;
+      }
+      if (this.buffer.length < header + length) return;
+      expect(b0 & 0x80).toBe(0x80); // every message of these endpoints is one final frame
+      this.frames.push({ rsv1: (b0 & 0x40) !== 0, opcode: b0 & 0x0f, payload: Buffer.from(this.buffer.subarray(header, header + length)) });
+      this.frameBytes += header + length;
+      this.buffer = this.buffer.subarray(header + length);
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+const auth = () => ({ authorization: `Bearer ${server.token}` });
+
+/** The first message of a compressed stream has no history: it inflates on its own. */
+function inflateFirst(frame: RawFrame): string {
+  const withTail = Buffer.concat([frame.payload, Buffer.from([0x00, 0x00, 0xff, 0xff])]);
+  return inflateRawSync(withTail, { finishFlush: zlib.Z_SYNC_FLUSH }).toString("utf8");
+}
+
+async function negotiated(path: string, perMessageDeflate: boolean): Promise<{ header: string | undefined; extensions: string }> {
+  const ws = new WebSocket(server.url.replace(/^http/, "ws") + path, { headers: auth(), perMessageDeflate });
+  sockets.push(ws);
+  let headers: IncomingHttpHeaders = {};
+  ws.once("upgrade", (res) => (headers = res.headers));
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  const extensions = ws.extensions;
+  await new Promise<void>((resolve) => {
+    ws.once("close", () => resolve());
+    ws.close();
+  });
+  return { header: headers["sec-websocket-extensions"] as string | undefined, extensions };
+}
+
+describe.each(JSON_PATHS)("compression on %s", (path) => {
+  it("is negotiated with compress=1 and an offer, and never without the parameter", async () => {
+    const on = await negotiated(`${path}?compress=1`, true);
+    expect(on.header).toMatch(/^permessage-deflate\b/);
+    expect(on.extensions).toMatch(/^permessage-deflate\b/);
+    // Context takeover stays on: the server asks for neither no_context_takeover parameter.
+    expect(on.header).not.toMatch(/no_context_takeover/);
+
+    const off = await negotiated(path, true);
+    expect(off.header).toBeUndefined();
+    expect(off.extensions).toBe("");
+    expect((await negotiated(`${path}?compress=0`, true)).header).toBeUndefined();
+    expect((await negotiated(`${path}?compress=1`, false)).header).toBeUndefined();
+  });
+});
+
+describe("message sizes on the wire", () => {
+  it("sends the small settings message uncompressed even when compression was negotiated", async () => {
+    const raw = track(await RawClient.open(server.url, "/ws/settings?compress=1", { offer: true, headers: auth() }));
+    expect(raw.status).toBe(101);
+    expect(raw.headers["sec-websocket-extensions"]).toMatch(/^permessage-deflate/);
+    await waitFor(() => raw.frames.length === 1, { message: "settings message" });
+    const [frame] = raw.frames;
+    expect(frame!.payload.length).toBeLessThan(COMPRESSION_THRESHOLD_BYTES);
+    expect(frame!.rsv1).toBe(false);
+    expect(JSON.parse(frame!.payload.toString("utf8"))).toEqual({ type: "settings", settings: await (await server.api("/api/settings")).json() });
+  });
+
+  it("compresses a large session list snapshot, which then reads exactly as the uncompressed one", async () => {
+    for (let i = 0; i < 8; i++) await server.createSession({ command: ["sh", "-c", `echo session-${i}; exit 0`], title: `compressible ${i}` });
+    // Wait until every session has exited with its final preview, so both snapshots describe the same state.
+    const sessions = await waitFor(async () => {
+      const { sessions } = (await (await server.api("/api/sessions")).json()) as { sessions: SessionInfo[] };
+      return sessions.length >= 8 && sessions.every((s) => s.status === "exited" && s.preview.length > 0) ? sessions : null;
+    });
+    const packed = track(await RawClient.open(server.url, "/ws/sessions?compress=1", { offer: true, headers: auth() }));
+    const plain = track(await RawClient.open(server.url, "/ws/sessions", { offer: true, headers: auth() }));
+    expect(plain.headers["sec-websocket-extensions"]).toBeUndefined();
+    await waitFor(() => packed.frames.length >= 1 && plain.frames.length >= 1, { message: "snapshots" });
+    const text = plain.frames[0]!.payload.toString("utf8");
+    expect(plain.frames[0]!.rsv1).toBe(false);
+    expect(packed.frames[0]!.rsv1).toBe(true);
+    expect(packed.frames[0]!.opcode).toBe(1); // still a text message
+    expect(inflateFirst(packed.frames[0]!)).toBe(text);
+    expect(JSON.parse(text)).toEqual({ type: "snapshot", sessions });
+    expect(packed.frames[0]!.payload.length).toBeLessThan(text.length / 3);
+    if (process.env.WEBMUX_REPORT_FIGURES) {
+      console.info(`snapshot of ${sessions.length} sessions: ${Buffer.byteLength(text)} bytes plain, ${packed.frames[0]!.payload.length} compressed`);
+    }
+  });
+});
+
+describe("live session list compressed", () => {
+  it("compresses `created`, leaves the short `removed` plain, and reads exactly as an uncompressed client", async () => {
+    const raw = track(await RawClient.open(server.url, "/ws/sessions?compress=1", { offer: true, headers: auth() }));
+    const open = async (query: string) => {
+      const ws = new WebSocket(server.url.replace(/^http/, "ws") + "/ws/sessions" + query, { headers: auth() });
+      sockets.push(ws);
+      const texts: string[] = [];
+      ws.on("message", (data) => texts.push(data.toString()));
+      await waitFor(() => texts.length > 0, { message: "snapshot" });
+      return { ws, texts: () => texts };
+    };
+    const [packed, plain] = await Promise.all([open("?compress=1"), open("")]);
+    expect(packed.ws.extensions).toMatch(/^permessage-deflate/);
+    expect(plain.ws.extensions).toBe("");
+    await waitFor(() => raw.frames.length > 0, { message: "raw snapshot" });
+    const s = await server.createSession({ command: ["sh", "-c", "sleep 60"] });
+    const deleted = await server.api(`/api/sessions/${s.id}`, { method: "DELETE" });
+    expect(deleted.status).toBe(204);
+    const removed = JSON.stringify({ type: "removed", id: s.id });
+    const clients = [raw.texts.bind(raw), packed.texts, plain.texts];
+    await waitFor(() => clients.every((texts) => texts().at(-1) === removed), { message: "removed seen by all" });
+    // From the session's `created` on, all three saw the same messages (earlier ones may differ: they connected one by one).
+    const fromCreated = (texts: string[]) => texts.slice(texts.findIndex((t) => t.includes(`"created"`) && t.includes(s.id)));
+    const seen = clients.map((texts) => fromCreated(texts()));
+    expect(seen[0]!.length).toBeGreaterThanOrEqual(2);
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[2]).toEqual(seen[0]);
+    // On the wire each message is compressed exactly when it is 128 bytes or more.
+    const texts = raw.texts();
+    raw.frames.forEach((frame, i) => expect(frame.rsv1).toBe(Buffer.byteLength(texts[i]!) >= COMPRESSION_THRESHOLD_BYTES));
+    expect(raw.frames.at(-1)!.rsv1).toBe(false);
+    expect(raw.frames[raw.frames.length - seen[0]!.length]!.rsv1).toBe(true);
+  });
+});
+
+describe("TextBroadcast over the acceptor", () => {
+  let http: Server;
+  let base: string;
+  /** What each connection is sent right after it opens: the first as its snapshot, the rest broadcast. */
+  const messages = ["a".repeat(COMPRESSION_THRESHOLD_BYTES - 1), "b".repeat(COMPRESSION_THRESHOLD_BYTES), "c".repeat(64 * 1024), "d".repeat(COMPRESSION_THRESHOLD_BYTES - 1)];
+  beforeAll(async () => {
+    const acceptor = new WebSocketAcceptor();
+    http = createServer();
+    http.on("upgrade", (req, socket, head) => {
+      acceptor.accept(req, socket, head, new URL(req.url ?? "/", "http://localhost"), (ws) => {
+        const one = new TextBroadcast();
+        one.add(ws, messages[0]!);
+        for (const m of messages.slice(1)) one.send(m);
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+  });
+
+  it("leaves a 127-byte message uncompressed and compresses 128 bytes and more", async () => {
+    const raw = track(await RawClient.open(base, "/x?compress=1", { offer: true }));
+    await waitFor(() => raw.frames.length === messages.length, { message: "all messages" });
+    expect(raw.frames.map((f) => f.rsv1)).toEqual([false, true, true, false]);
+    expect(raw.frames[0]!.payload.toString()).toBe(messages[0]);
+    expect(raw.frames[3]!.payload.toString()).toBe(messages[3]);
+    expect(raw.frames[2]!.payload.length).toBeLessThan(1024);
+
+    const plain = track(await RawClient.open(base, "/x", { offer: true }));
+    await waitFor(() => plain.frames.length === messages.length, { message: "all plain messages" });
+    expect(plain.frames.map((f) => f.rsv1)).toEqual([false, false, false, false]);
+    expect(plain.frames.map((f) => f.payload.toString())).toEqual(messages);
+    expect(raw.frameBytes).toBeLessThan(plain.frameBytes / 10);
+  });
+
+  it("mixes compressed and plain messages in one context-takeover stream that a ws client reads unchanged", async () => {
+    const ws = new WebSocket(base.replace(/^http/, "ws") + "/x?compress=1");
+    sockets.push(ws);
+    const texts: string[] = [];
+    ws.on("message", (data) => texts.push(data.toString()));
+    await waitFor(() => texts.length === messages.length, { message: "all messages" });
+    expect(ws.extensions).toMatch(/^permessage-deflate/);
+    expect(texts).toEqual(messages);
+  });
+});
