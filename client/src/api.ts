@@ -39,11 +39,26 @@ export function describeError(error: unknown): string {
   return error.message || `The server answered ${error.status}.`;
 }
 
+/** `GET /api/sessions/{id}/buffer`: the raw retained ring bytes and where they sit in the stream. */
+export type RingBytes = {
+  bytes: Uint8Array;
+  generation: string;
+  start: number;
+  end: number;
+  /** the earliest output was overwritten: `bytes` does not begin at the program's start */
+  truncated: boolean;
+};
+
 export type Api = {
   /** Exchanges the token for the session cookie. A wrong token rejects with UNAUTHORIZED. */
   login(token: string): Promise<void>;
   listSessions(): Promise<SessionInfo[]>;
+  getSession(id: string): Promise<SessionInfo>;
   createSession(request?: CreateSessionRequest): Promise<SessionInfo>;
+  renameSession(id: string, title: string): Promise<SessionInfo>;
+  restartSession(id: string): Promise<SessionInfo>;
+  deleteSession(id: string): Promise<void>;
+  readBuffer(id: string): Promise<RingBytes>;
 };
 
 export type ApiOptions = {
@@ -54,7 +69,7 @@ export type ApiOptions = {
 };
 
 type RequestOptions = {
-  method?: "GET" | "POST";
+  method?: "GET" | "POST" | "PATCH" | "DELETE";
   body?: unknown;
   reportUnauthorized?: boolean;
 };
@@ -62,7 +77,8 @@ type RequestOptions = {
 export function createApi(options: ApiOptions): Api {
   const baseUrl = options.baseUrl ?? "";
 
-  async function request(path: string, { method = "GET", body, reportUnauthorized = true }: RequestOptions): Promise<unknown> {
+  /** The successful response, or the ApiError its failure means. */
+  async function respond(path: string, { method = "GET", body, reportUnauthorized = true }: RequestOptions): Promise<Response> {
     const headers: Record<string, string> = { Accept: "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let response: Response;
@@ -81,6 +97,11 @@ export function createApi(options: ApiOptions): Api {
       if (error.code === "UNAUTHORIZED" && reportUnauthorized) options.onUnauthorized();
       throw error;
     }
+    return response;
+  }
+
+  async function request(path: string, requestOptions: RequestOptions): Promise<unknown> {
+    const response = await respond(path, requestOptions);
     if (response.status === 204) return undefined;
     try {
       return await response.json();
@@ -97,11 +118,42 @@ export function createApi(options: ApiOptions): Api {
       const body = (await request("/api/sessions", {})) as SessionListResponse;
       return body.sessions;
     },
+    async getSession(id) {
+      return (await request(sessionPath(id), {})) as SessionInfo;
+    },
     async createSession(createRequest = {}) {
       return (await request("/api/sessions", { method: "POST", body: createRequest })) as SessionInfo;
     },
+    async renameSession(id, title) {
+      return (await request(sessionPath(id), { method: "PATCH", body: { title } })) as SessionInfo;
+    },
+    async restartSession(id) {
+      return (await request(`${sessionPath(id)}/restart`, { method: "POST" })) as SessionInfo;
+    },
+    async deleteSession(id) {
+      await request(sessionPath(id), { method: "DELETE" });
+    },
+    async readBuffer(id) {
+      const response = await respond(`${sessionPath(id)}/buffer`, {});
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(await response.arrayBuffer());
+      } catch {
+        throw new ApiError(0, "NETWORK", "The connection broke while reading the buffer.");
+      }
+      const header = (name: string) => response.headers.get(name) ?? "";
+      return {
+        bytes,
+        generation: header("X-Webmux-Generation"),
+        start: Number(header("X-Webmux-Start")) || 0,
+        end: Number(header("X-Webmux-End")) || bytes.length,
+        truncated: header("X-Webmux-Truncated") === "true",
+      };
+    },
   };
 }
+
+const sessionPath = (id: string): string => `/api/sessions/${encodeURIComponent(id)}`;
 
 async function errorFrom(response: Response): Promise<ApiError> {
   let body: unknown = null;

@@ -1,0 +1,142 @@
+import { createSignal, onCleanup, onMount, Show } from "solid-js";
+import { describeError, isUnauthorized, type Api } from "../api.ts";
+import { BackIcon, CopyIcon, SearchIcon, ThemeIcon } from "../icons.tsx";
+import type { Theme } from "../storage/theme.ts";
+import { exposeTerminal } from "./debug-hook.ts";
+import { FindBar } from "./FindBar.tsx";
+import { StatusLine } from "./StatusLine.tsx";
+import { createTerminalView, type TerminalView } from "./terminal-view.ts";
+
+/** How long "Copied" stays in the status line. */
+export const NOTICE_MS = 2_500;
+
+export type TerminalPageProps = {
+  api: Api;
+  sessionId: string;
+  clientId: string;
+  label: () => string;
+  theme: Theme;
+  onBack: () => void;
+};
+
+/** Touch screens get no automatic focus: it would pop the on-screen keyboard over the screen. */
+const finePointer = () => window.matchMedia("(pointer: fine)").matches;
+
+export function TerminalPage(props: TerminalPageProps) {
+  let host!: HTMLDivElement;
+  const [view, setView] = createSignal<TerminalView | null>(null);
+  const [finding, setFinding] = createSignal(false);
+  const [notice, setNotice] = createSignal<string | null>(null);
+  const [copyText, setCopyText] = createSignal<string | null>(null);
+  let noticeTimer: ReturnType<typeof setTimeout> | null = null;
+
+  onMount(() => {
+    const created = createTerminalView({
+      sessionId: props.sessionId,
+      clientId: props.clientId,
+      label: props.label,
+      dark: props.theme.dark,
+      host,
+      api: props.api,
+    });
+    setView(created);
+    onCleanup(exposeTerminal(props.sessionId, props.clientId, created));
+    if (finePointer()) created.focus();
+  });
+  onCleanup(() => noticeTimer !== null && clearTimeout(noticeTimer));
+
+  function say(message: string) {
+    setNotice(message);
+    if (noticeTimer !== null) clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => setNotice(null), NOTICE_MS);
+  }
+
+  async function copyAll() {
+    const current = view();
+    if (!current) return;
+    say("Copying…");
+    let text: string;
+    try {
+      text = await current.copyAll();
+    } catch (failure) {
+      if (!isUnauthorized(failure)) say(describeError(failure));
+      return;
+    }
+    try {
+      await navigator.clipboard.writeText(text);
+      say(`Copied ${text.split("\n").length - 1} lines`);
+    } catch {
+      // No clipboard access (plain http on a LAN address is not a secure context): show it to copy by hand.
+      setNotice(null);
+      setCopyText(text);
+    }
+  }
+
+  const title = () => view()?.session()?.title ?? props.sessionId;
+
+  return (
+    <main class="term-page">
+      <header class="term-bar">
+        <a
+          class="icon-button"
+          href="/"
+          aria-label="Back to sessions"
+          onClick={(event) => {
+            event.preventDefault();
+            props.onBack();
+          }}
+        >
+          <BackIcon />
+        </a>
+        <h1 class="term-bar__title" title={title()}>
+          {title()}
+        </h1>
+        <button class="icon-button" type="button" aria-label="Find" aria-pressed={finding()} onClick={() => setFinding(!finding())}>
+          <SearchIcon />
+        </button>
+        <button class="icon-button" type="button" aria-label="Copy all" title="Copy all output as text" onClick={copyAll}>
+          <CopyIcon />
+        </button>
+        <button class="icon-button" type="button" aria-label="Toggle theme" title="Toggle dark/light" onClick={() => props.theme.toggle()}>
+          <ThemeIcon />
+        </button>
+      </header>
+      <Show when={view()}>{(current) => <StatusLine view={current()} notice={notice()} onBack={props.onBack} />}</Show>
+      <Show when={finding() && view()}>
+        {(current) => (
+          <FindBar
+            view={current()}
+            onClose={() => {
+              setFinding(false);
+              current().clearFind();
+              current().focus();
+            }}
+          />
+        )}
+      </Show>
+      <div class="term-box">
+        <div class="term-host" ref={host} />
+        <Show when={view()?.replaying()}>
+          <div class="term-overlay" role="status">
+            Restoring…
+          </div>
+        </Show>
+      </div>
+      <Show when={copyText()}>
+        {(text) => (
+          <div class="dialog-backdrop" role="dialog" aria-modal="true" aria-label="All output">
+            <div class="dialog">
+              <p class="hint">The browser does not allow copying here. Select the text and copy it.</p>
+              <textarea class="dialog__text" readonly ref={(el) => queueMicrotask(() => el.select())}>
+                {text()}
+              </textarea>
+              <button class="button button--primary" type="button" onClick={() => setCopyText(null)}>
+                Close
+              </button>
+            </div>
+          </div>
+        )}
+      </Show>
+    </main>
+  );
+}

@@ -1,0 +1,106 @@
+/**
+ * Keeps the IndexedDB copy of one terminal current: after output settles, at least every few
+ * seconds during a flood, and when the page is hidden or unloaded.
+ *
+ * A copy is only useful if its offset matches its screen exactly. The view reports the rendered
+ * point from xterm's write callbacks, which run right after their chunk is parsed and in the same
+ * task; a save runs in a task of its own, so the buffer it serializes is exactly what the last
+ * callback reported. (A reset is written as one chunk for this reason: RIS, marker and snapshot.)
+ */
+import type { Terminal } from "@xterm/xterm";
+import type { SerializeAddon } from "@xterm/addon-serialize";
+import type { ResumePoint } from "../../../server/contract/stream-tracker.ts";
+import { saveScreen, type StoredScreen } from "../storage/screen-store.ts";
+
+/** Save this long after the last output, so a burst ends up in one save. */
+export const SAVE_IDLE_MS = 300;
+/** …but no later than this after the first unsaved output: a reload mid-flood replays only this much. */
+export const SAVE_MAX_DELAY_MS = 3_000;
+
+export type ScreenSaverStats = {
+  /** the offset of the last copy written to IndexedDB, null before the first */
+  savedOffset: number | null;
+  saves: number;
+};
+
+export type ScreenSaver = {
+  readonly stats: Readonly<ScreenSaverStats>;
+  /** xterm has parsed everything up to `point` */
+  rendered(point: ResumePoint): void;
+  /** save now if anything is unsaved */
+  flush(): void;
+  dispose(): void;
+};
+
+export type ScreenSaverOptions = {
+  sessionId: string;
+  terminal: Terminal;
+  serializer: SerializeAddon;
+  /** state the serializer leaves out (ModeMirror) */
+  extraState: () => string;
+  save?: (sessionId: string, screen: StoredScreen) => Promise<void>;
+};
+
+export function createScreenSaver(options: ScreenSaverOptions): ScreenSaver {
+  const save = options.save ?? saveScreen;
+  const stats: ScreenSaverStats = { savedOffset: null, saves: 0 };
+  let point: ResumePoint | null = null;
+  let saved: ResumePoint | null = null;
+  let idleTimer: ReturnType<typeof setTimeout> | null = null;
+  let firstUnsavedAt: number | null = null;
+  let disposed = false;
+
+  const same = (a: ResumePoint | null, b: ResumePoint | null) =>
+    a !== null && b !== null && a.generation === b.generation && a.offset === b.offset;
+
+  function flush(): void {
+    if (idleTimer !== null) clearTimeout(idleTimer);
+    idleTimer = null;
+    firstUnsavedAt = null;
+    if (disposed || point === null || same(point, saved)) return;
+    const { terminal } = options;
+    const screen: StoredScreen = {
+      generation: point.generation,
+      offset: point.offset,
+      serialized: options.serializer.serialize() + options.extraState(),
+      cols: terminal.cols,
+      rows: terminal.rows,
+      savedAt: Date.now(),
+    };
+    saved = point;
+    void save(options.sessionId, screen).then(() => {
+      stats.savedOffset = screen.offset;
+      stats.saves += 1;
+    });
+  }
+
+  function schedule(): void {
+    const now = performance.now();
+    firstUnsavedAt ??= now;
+    if (idleTimer !== null) clearTimeout(idleTimer);
+    const wait = Math.min(SAVE_IDLE_MS, Math.max(0, firstUnsavedAt + SAVE_MAX_DELAY_MS - now));
+    idleTimer = setTimeout(flush, wait);
+  }
+
+  const onHidden = () => {
+    if (document.visibilityState === "hidden") flush();
+  };
+  document.addEventListener("visibilitychange", onHidden);
+  window.addEventListener("pagehide", flush);
+
+  return {
+    stats,
+    rendered(next) {
+      point = next;
+      if (!same(point, saved)) schedule();
+    },
+    flush,
+    dispose() {
+      flush();
+      disposed = true;
+      if (idleTimer !== null) clearTimeout(idleTimer);
+      document.removeEventListener("visibilitychange", onHidden);
+      window.removeEventListener("pagehide", flush);
+    },
+  };
+}

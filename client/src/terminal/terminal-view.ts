@@ -1,0 +1,310 @@
+/**
+ * A live terminal: xterm.js in a host element, fed by a TerminalConnection, restored from and
+ * saved to its IndexedDB copy. Everything the page shows about it is a Solid accessor. Create it
+ * inside a Solid owner; it disposes itself on cleanup.
+ *
+ * Frames, in the order the server sends them on attach: 0x06 control (grid, controller, 2031),
+ * 0x04 position (reset: a 0x01 snapshot follows, written after RIS; append: the missing 0x00 bytes
+ * follow), 0x02 status, pending 0x05, 0x03 exit. Every write to xterm goes through its write queue
+ * so the screen, the grid and the rendered offset change in stream order.
+ */
+import { createEffect, createSignal, on, onCleanup, type Accessor } from "solid-js";
+import type { ServerMessage } from "../../../server/contract/frames.ts";
+import { colorSchemeReport } from "../../../server/contract/protocol.ts";
+import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload } from "../../../server/contract/types.ts";
+import { ApiError, type Api } from "../api.ts";
+import { forgetScreen, loadScreen } from "../storage/screen-store.ts";
+import { makeTerminalConnection, type ConnectionPhase, type ProbeResult, type TerminalConnection } from "./connection.ts";
+import { routeTerminalData } from "./input-source.ts";
+import { mirrorModes } from "./mode-mirror.ts";
+import { TRUNCATION_MARKER_SEQUENCE, ringToPlainText } from "./plain-text.ts";
+import { createScreenSaver } from "./screen-saver.ts";
+import { terminalTheme } from "./themes.ts";
+import { TerminalGrid } from "./terminal-grid.ts";
+import { createXterm, searchDecorations } from "./xterm-setup.ts";
+
+/** A replay written faster than this shows no overlay: it would only flicker. */
+export const OVERLAY_DELAY_MS = 150;
+
+const RIS = "\x1bc";
+const encoder = new TextEncoder();
+
+export type TerminalViewOptions = {
+  sessionId: string;
+  clientId: string;
+  label: Accessor<string>;
+  dark: Accessor<boolean>;
+  host: HTMLElement;
+  api: Api;
+};
+
+export type TerminalViewStats = {
+  bytesReceived: number;
+  opens: number;
+  generation: string | null;
+  offset: number;
+  renderedOffset: number | null;
+  savedOffset: number | null;
+  /** ms since navigation when the first complete screen (local copy or replay) was painted */
+  firstPaintMs: number | null;
+  restoredLocally: boolean;
+  cols: number;
+  rows: number;
+};
+
+export type TerminalView = {
+  phase: Accessor<ConnectionPhase>;
+  control: Accessor<ControlPayload | null>;
+  session: Accessor<SessionInfo | null>;
+  isController: Accessor<boolean>;
+  /** a full replay is being written: cover the terminal */
+  replaying: Accessor<boolean>;
+  exitCode: Accessor<number | null>;
+  takeControl(): void;
+  restart(): Promise<void>;
+  copyAll(): Promise<string>;
+  find(term: string, direction: "next" | "previous"): boolean;
+  clearFind(): void;
+  focus(): void;
+  /** submission status frames (0x05), for the compose box */
+  onSubmitStatus(listener: (status: SubmitStatusPayload) => void): () => void;
+  /** the text of the whole active buffer, scrollback included */
+  text(): string;
+  stats(): TerminalViewStats;
+  /** simulate a lost network connection */
+  drop(): void;
+  connection(): TerminalConnection | null;
+};
+
+export function createTerminalView(options: TerminalViewOptions): TerminalView {
+  const { sessionId, clientId, api } = options;
+  const { terminal, fit, search, serializer } = createXterm(options.dark());
+  const modes = mirrorModes(terminal);
+  const saver = createScreenSaver({ sessionId, terminal, serializer, extraState: () => modes.restoreSequence() });
+
+  const [phase, setPhase] = createSignal<ConnectionPhase>({ phase: "connecting", attempt: 0 });
+  const [control, setControl] = createSignal<ControlPayload | null>(null);
+  const [session, setSession] = createSignal<SessionInfo | null>(null);
+  const [replaying, setReplaying] = createSignal(false);
+  const [exitCode, setExitCode] = createSignal<number | null>(null);
+  const isController = () => control()?.controller?.clientId === clientId;
+
+  let connection: TerminalConnection | null = null;
+  let disposed = false;
+  let renderedOffset: number | null = null;
+  let firstPaintMs: number | null = null;
+  let awaitingPaint = false;
+  let restoredLocally = false;
+  let position: PositionPayload | null = null;
+  let overlayTimer: ReturnType<typeof setTimeout> | null = null;
+  /** the first control frame of each socket is its attach */
+  let attachedThisSocket = false;
+  const submitListeners = new Set<(status: SubmitStatusPayload) => void>();
+
+  terminal.open(options.host);
+  const grid = new TerminalGrid(terminal, fit, options.host, {
+    isController,
+    sendResize: (cols, rows) => connection?.sendResize(cols, rows) ?? false,
+  });
+
+  const reportScheme = () => connection?.sendAutoReply(colorSchemeReport(options.dark()));
+  // CSI ? 996 n asks for the colour scheme; xterm does not know it, so it is answered here (0x06).
+  const schemeQuery = terminal.parser.registerCsiHandler({ prefix: "?", final: "n" }, (params) => {
+    if (params[0] !== 996) return false;
+    reportScheme();
+    return true;
+  });
+  const dataRoute = routeTerminalData(terminal, {
+    input: (data) => connection?.sendInput(data),
+    reply: (data) => connection?.sendAutoReply(data),
+  });
+  const paintWatch = terminal.onRender(() => {
+    if (!awaitingPaint) return;
+    awaitingPaint = false;
+    firstPaintMs ??= performance.now();
+  });
+
+  /** Everything up to `offset` of `generation` is on screen once this chunk is parsed. */
+  function writeAt(data: string | Uint8Array, generation: string, offset: number, onDone?: () => void): void {
+    terminal.write(data, () => {
+      renderedOffset = offset;
+      saver.rendered({ generation, offset });
+      onDone?.();
+    });
+  }
+
+  function showOverlaySoon(): void {
+    if (overlayTimer !== null) clearTimeout(overlayTimer);
+    overlayTimer = setTimeout(() => setReplaying(true), OVERLAY_DELAY_MS);
+  }
+
+  function hideOverlay(): void {
+    if (overlayTimer !== null) clearTimeout(overlayTimer);
+    overlayTimer = null;
+    setReplaying(false);
+  }
+
+  function onControl(next: ControlPayload): void {
+    const wasController = isController();
+    setControl(next);
+    const attach = !attachedThisSocket;
+    attachedThisSocket = true;
+    grid.apply(next);
+    if (next.colorSchemeReports && (attach || (!wasController && isController()))) reportScheme();
+  }
+
+  /** A reset snapshot: RIS, the truncation marker and the snapshot as one chunk (see ScreenSaver). */
+  function onSnapshot(data: Uint8Array): void {
+    const at = position;
+    if (!at) return;
+    const prefix = encoder.encode(RIS + (at.truncated ? TRUNCATION_MARKER_SEQUENCE : ""));
+    const chunk = new Uint8Array(prefix.length + data.length);
+    chunk.set(prefix);
+    chunk.set(data, prefix.length);
+    writeAt(chunk, at.generation, at.end, () => {
+      hideOverlay();
+      awaitingPaint = firstPaintMs === null;
+    });
+  }
+
+  function onMessage(message: ServerMessage): void {
+    const tracker = connection!.tracker;
+    switch (message.type) {
+      case "control":
+        onControl(message.control);
+        return;
+      case "position":
+        position = message.position;
+        if (message.position.mode === "reset") showOverlaySoon();
+        return;
+      case "snapshot":
+        onSnapshot(message.data);
+        return;
+      case "output":
+        writeAt(message.data, tracker.generation!, tracker.offset);
+        return;
+      case "status":
+        setSession(message.session);
+        return;
+      case "exit":
+        setExitCode(message.exitCode);
+        return;
+      case "submitStatus":
+        for (const listener of submitListeners) listener(message.status);
+        return;
+    }
+  }
+
+  function onPhase(next: ConnectionPhase): void {
+    if (next.phase === "connecting") attachedThisSocket = false;
+    if (next.phase === "stopped") {
+      hideOverlay();
+      if (next.reason === "not_found") void forgetScreen(sessionId);
+    }
+    setPhase(next);
+  }
+
+  async function probe(): Promise<ProbeResult> {
+    try {
+      await api.getSession(sessionId);
+      return "ok";
+    } catch (error) {
+      // A 401 has already sent the app to Login (the Api reports it).
+      if (error instanceof ApiError && error.code === "UNAUTHORIZED") return "unauthorized";
+      if (error instanceof ApiError && error.code === "NOT_FOUND") return "not_found";
+      return "ok";
+    }
+  }
+
+  async function start(): Promise<void> {
+    const stored = await loadScreen(sessionId);
+    if (disposed) return;
+    if (stored) {
+      restoredLocally = true;
+      terminal.resize(stored.cols, stored.rows);
+      writeAt(stored.serialized, stored.generation, stored.offset, () => (awaitingPaint = firstPaintMs === null));
+    }
+    connection = makeTerminalConnection({
+      sessionId,
+      clientId,
+      label: options.label,
+      resume: stored ? { generation: stored.generation, offset: stored.offset } : null,
+      onMessage,
+      onPhase,
+      probe,
+    });
+  }
+  void start();
+
+  createEffect(
+    on(
+      options.dark,
+      (dark) => {
+        terminal.options.theme = terminalTheme(dark);
+        if (control()?.colorSchemeReports) reportScheme();
+      },
+      { defer: true },
+    ),
+  );
+
+  onCleanup(() => {
+    disposed = true;
+    if (overlayTimer !== null) clearTimeout(overlayTimer);
+    connection?.dispose();
+    saver.dispose();
+    grid.dispose();
+    schemeQuery.dispose();
+    dataRoute.dispose();
+    paintWatch.dispose();
+    modes.dispose();
+    terminal.dispose();
+  });
+
+  return {
+    phase,
+    control,
+    session,
+    isController,
+    replaying,
+    exitCode,
+    takeControl: () => connection?.takeControl(),
+    async restart() {
+      await api.restartSession(sessionId);
+      setExitCode(null);
+      connection?.reconnect();
+    },
+    async copyAll() {
+      return ringToPlainText(await api.readBuffer(sessionId), terminal.cols, terminal.rows);
+    },
+    find(term, direction) {
+      const searchOptions = { decorations: searchDecorations(options.dark()) };
+      return direction === "next" ? search.findNext(term, searchOptions) : search.findPrevious(term, searchOptions);
+    },
+    clearFind: () => search.clearDecorations(),
+    focus: () => terminal.focus(),
+    onSubmitStatus(listener) {
+      submitListeners.add(listener);
+      return () => submitListeners.delete(listener);
+    },
+    text() {
+      const buffer = terminal.buffer.active;
+      const lines: string[] = [];
+      for (let y = 0; y < buffer.length; y++) lines.push(buffer.getLine(y)?.translateToString(true) ?? "");
+      return lines.join("\n");
+    },
+    stats: () => ({
+      bytesReceived: connection?.stats.bytesReceived ?? 0,
+      opens: connection?.stats.opens ?? 0,
+      generation: connection?.tracker.generation ?? null,
+      offset: connection?.tracker.offset ?? 0,
+      renderedOffset,
+      savedOffset: saver.stats.savedOffset,
+      firstPaintMs,
+      restoredLocally,
+      cols: terminal.cols,
+      rows: terminal.rows,
+    }),
+    drop: () => connection?.drop(),
+    connection: () => connection,
+  };
+}
