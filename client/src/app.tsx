@@ -1,14 +1,26 @@
-import { createSignal, Match, onMount, Switch } from "solid-js";
+import { createEffect, createSignal, Match, onCleanup, onMount, Switch } from "solid-js";
 import type { SessionInfo } from "../../server/contract/types.ts";
+import { isValidSessionId } from "../../server/contract/protocol.ts";
 import { createApi, describeError, isUnauthorized } from "./api.ts";
+import { SessionListPage } from "./sessions/SessionListPage.tsx";
+import { loadDeviceLabel, saveDeviceLabel } from "./storage/tab-identity.ts";
+import { createTheme } from "./storage/theme.ts";
+import { TerminalPage } from "./terminal/TerminalPage.tsx";
 import { Login } from "./views/Login.tsx";
-import { SessionList } from "./views/SessionList.tsx";
 
 type View =
   | { name: "checking" }
   | { name: "login" }
-  | { name: "sessions"; sessions: SessionInfo[] }
+  | { name: "ready"; sessions: SessionInfo[] }
   | { name: "unreachable"; message: string };
+
+/** Where the address bar points: `/` is the list, `/s/{id}` a terminal. */
+export type Route = { name: "list" } | { name: "terminal"; id: string };
+
+export function routeOf(pathname: string): Route {
+  const match = /^\/s\/([^/]+)\/?$/.exec(pathname);
+  return match && isValidSessionId(match[1]) ? { name: "terminal", id: match[1] } : { name: "list" };
+}
 
 /**
  * Normally the server consumes `/?token=…` itself (cookie, then a redirect to `/`).
@@ -25,15 +37,31 @@ function takeTokenFromAddress(): string | null {
   return token;
 }
 
-export function App() {
+export function App(props: { clientId: string }) {
   const [view, setView] = createSignal<View>({ name: "checking" });
+  const [route, setRoute] = createSignal<Route>(routeOf(window.location.pathname));
+  const [label, setLabel] = createSignal(loadDeviceLabel());
+  const theme = createTheme();
   const api = createApi({ onUnauthorized: () => setView({ name: "login" }) });
+
+  createEffect(() => {
+    document.documentElement.dataset.theme = theme.dark() ? "dark" : "light";
+  });
+
+  const onPopState = () => setRoute(routeOf(window.location.pathname));
+  window.addEventListener("popstate", onPopState);
+  onCleanup(() => window.removeEventListener("popstate", onPopState));
+
+  function navigate(path: string) {
+    if (window.location.pathname !== path) window.history.pushState(null, "", path);
+    setRoute(routeOf(path));
+  }
 
   // Whether we are logged in is whatever GET /api/sessions says: the cookie is HttpOnly.
   async function probe() {
     setView({ name: "checking" });
     try {
-      setView({ name: "sessions", sessions: await api.listSessions() });
+      setView({ name: "ready", sessions: await api.listSessions() });
     } catch (failure) {
       if (!isUnauthorized(failure)) setView({ name: "unreachable", message: describeError(failure) });
     }
@@ -51,6 +79,7 @@ export function App() {
     await probe();
   });
 
+  const currentRoute = route;
   return (
     <Switch>
       <Match when={view().name === "checking"}>
@@ -61,8 +90,34 @@ export function App() {
       <Match when={view().name === "login"}>
         <Login api={api} onLoggedIn={probe} />
       </Match>
-      <Match when={sessionsOf(view())}>
-        {(sessions) => <SessionList api={api} initial={sessions()} />}
+      <Match when={readySessions(view())}>
+        {(sessions) => (
+          <Switch>
+            <Match when={terminalId(currentRoute())}>
+              {(id) => (
+                <TerminalPage
+                  api={api}
+                  sessionId={id()}
+                  clientId={props.clientId}
+                  label={label}
+                  theme={theme}
+                  onBack={() => navigate("/")}
+                />
+              )}
+            </Match>
+            <Match when={currentRoute().name === "list"}>
+              <SessionListPage
+                api={api}
+                initial={sessions()}
+                clientId={props.clientId}
+                label={label}
+                setLabel={(next) => setLabel(saveDeviceLabel(next))}
+                theme={theme}
+                onOpen={(id) => navigate(`/s/${id}`)}
+              />
+            </Match>
+          </Switch>
+        )}
       </Match>
       <Match when={unreachableMessage(view())}>
         {(message) => (
@@ -80,8 +135,12 @@ export function App() {
   );
 }
 
-function sessionsOf(view: View): SessionInfo[] | false {
-  return view.name === "sessions" && view.sessions;
+function readySessions(view: View): SessionInfo[] | false {
+  return view.name === "ready" && view.sessions;
+}
+
+function terminalId(route: Route): string | false {
+  return route.name === "terminal" && route.id;
 }
 
 function unreachableMessage(view: View): string | false {
