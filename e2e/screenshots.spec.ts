@@ -1,0 +1,56 @@
+/**
+ * The list and the terminal on a phone and on a desktop, saved under test-results/screenshots/
+ * for a person to look at. The assertions check what a screenshot cannot prove by eye: nothing
+ * overflows the viewport sideways and the terminal fills its box.
+ */
+import { join } from "node:path";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./fixtures.ts";
+import { createSession, logIn, openTerminal, PROMPT, stats, typeInTerminal, waitForText } from "./terminal-helpers.ts";
+
+const SCREENSHOTS = join(import.meta.dirname, "..", "test-results", "screenshots");
+
+const VIEWPORTS = [
+  { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+  { name: "desktop", viewport: { width: 1280, height: 800 }, isMobile: false, hasTouch: false },
+] as const;
+
+async function expectNoSidewaysScroll(page: Page) {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+}
+
+for (const device of VIEWPORTS) {
+  test.describe(device.name, () => {
+    test.use({ viewport: device.viewport, isMobile: device.isMobile, hasTouch: device.hasTouch });
+
+    for (const theme of ["dark", "light"] as const) {
+      test(`list and terminal (${theme})`, async ({ page, context, server }) => {
+        await page.emulateMedia({ colorScheme: theme });
+        await createSession(server, { title: "build server", command: ["/usr/bin/bash", "--norc", "--noprofile", "-c", "printf 'compiling 120 files\\nwarning: unused variable\\n'; exit 2"] });
+        const shell = await createSession(server, { title: "agent" });
+        await logIn(context, server);
+
+        await openTerminal(page, server, shell.id);
+        await waitForText(page, PROMPT);
+        await typeInTerminal(page, "printf '\\e[1;32mok\\e[0m %s\\n' colours; ls -d /usr/*; printf '\\a'\n");
+        await waitForText(page, /^ok colours$/m);
+        await expectNoSidewaysScroll(page);
+        // The controller's grid fills the box: resizing the page would change it.
+        const { cols, rows } = (await stats(page))!;
+        expect(cols).toBeGreaterThan(device.name === "phone" ? 40 : 120);
+        expect(rows).toBeGreaterThan(device.name === "phone" ? 30 : 35);
+        await page.screenshot({ path: join(SCREENSHOTS, `terminal-${device.name}-${theme}.png`) });
+
+        await page.getByRole("link", { name: "Back to sessions" }).click();
+        const rows_ = page.getByRole("list", { name: "Sessions" }).getByRole("listitem");
+        await expect(rows_).toHaveCount(2);
+        await expect(rows_.filter({ hasText: "agent" })).toContainText("attention");
+        await expect(rows_.filter({ hasText: "build server" })).toContainText("exited (2)");
+        await expect(rows_.filter({ hasText: "build server" })).toContainText("warning: unused variable");
+        await expectNoSidewaysScroll(page);
+        await page.screenshot({ path: join(SCREENSHOTS, `list-${device.name}-${theme}.png`), fullPage: true });
+      });
+    }
+  });
+}
