@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentReadResponse } from "../contract/types.ts";
+import { TerminalClient } from "../testing/terminal-client.ts";
+import type { TestServer } from "../testing/test-server.ts";
+import { waitFor } from "../testing/wait.ts";
+import { AgentSocket, atPrompt, get, post, shellSession, startAgentServer } from "./agent-testing.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startAgentServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+type EventFrame = { type: "event"; event: { event: string; data: Record<string, unknown> } };
+const isEvent = (name: string, pane: string) => (f: { type: string }) =>
+  f.type === "event" && (f as EventFrame).event.event === name && (f as EventFrame).event.data.pane_id === pane;
+
+describe("WS /ws/agent", () => {
+  it("answers run frames by id, ping with pong, and bad frames with error frames of the same codes", async () => {
+    const pane = (await shellSession(server, "bash")).id;
+    const socket = await AgentSocket.connect(server);
+    socket.send({ type: "run", id: "req-1", command: "printf 'ws\\n'; (exit 5)", pane_id: pane, timeout: 60_000 });
+    socket.send({ type: "ping" });
+    socket.send({ type: "subscribe" });
+    const result = await socket.next((f) => f.type === "result" && f.id === "req-1", "result of req-1");
+    expect(result).toMatchObject({ exit_code: 5, stdout: "ws\n", stderr: "", pane_id: pane, method: "shell_integration" });
+    await socket.next((f) => f.type === "pong", "pong");
+
+    socket.ws.send("{oops");
+    socket.send({ type: "run", id: "req-2", pane_id: pane });
+    socket.send({ type: "run", id: "req-3", command: "true", pane_id: "zzzzzzzz" });
+    expect(await socket.next((f) => f.type === "error" && f.id === undefined, "error for bad JSON")).toMatchObject({ error: { code: "INVALID_REQUEST" } });
+    expect(await socket.next((f) => f.type === "error" && f.id === "req-2", "error for a run without command")).toMatchObject({ error: { code: "INVALID_REQUEST" } });
+    expect(await socket.next((f) => f.type === "error" && f.id === "req-3", "error for an unknown pane")).toMatchObject({ error: { code: "NOT_FOUND" } });
+    socket.close();
+  });
+
+  it("pushes command_started and command_finished for a command a person typed over /ws/s/{id}, and session events", async () => {
+    const socket = await AgentSocket.connect(server);
+    const pane = (await shellSession(server, "bash")).id;
+    await socket.next(isEvent("session_created", pane), "session_created");
+    await atPrompt(server, pane);
+    const person = await TerminalClient.connect(server.url, pane, { token: server.token, client: "person" });
+    person.type("echo typed-by-a-person; (exit 4)\r");
+    const started = await socket.next(isEvent("command_started", pane), "command_started");
+    expect(started.event).toBeDefined();
+    const finished = (await socket.next(isEvent("command_finished", pane), "command_finished")) as unknown as EventFrame;
+    expect(finished.event.data).toMatchObject({
+      pane_id: pane,
+      command: "echo typed-by-a-person; (exit 4)",
+      exit_code: 4,
+      stdout: "typed-by-a-person\n",
+      method: "shell_integration",
+      duration_ms: expect.any(Number),
+    });
+    person.type("exit 3\r");
+    const exited = (await socket.next(isEvent("session_exited", pane), "session_exited")) as unknown as EventFrame;
+    expect(exited.event.data.exit_code).toBe(3);
+    await person.close();
+    socket.close();
+  });
+
+  it("gives a run's slot back when its socket closes", async () => {
+    const pane = (await shellSession(server, "bash")).id;
+    const socket = await AgentSocket.connect(server);
+    socket.send({ type: "run", id: "long", command: "sleep 30", pane_id: pane });
+    await waitFor(() => server.agent.trackerOf(pane)?.running, { message: "sleep running" });
+    expect(server.agent.slots.used("global")).toBe(1);
+    socket.close();
+    await waitFor(() => server.agent.slots.used("global") === 0, { message: "slot given back" });
+    await post(server, "/api/agent/send", { pane_id: pane, command: "\x03", enter: false });
+  });
+});
+
+describe("POST /api/agent/send and GET /api/agent/read", () => {
+  it("types into the session without waiting, and reads its screen, scrollback, cursor and cwd", async () => {
+    const pane = (await shellSession(server, "bash")).id;
+    await atPrompt(server, pane);
+    const sent = await post<{ ok: boolean; pane_id: string }>(server, "/api/agent/send", { pane_id: pane, command: "cd /tmp && echo sent-$((40+2))" });
+    expect(sent.body).toEqual({ ok: true, pane_id: pane });
+    const read = await waitFor(async () => {
+      const r = await get<AgentReadResponse>(server, `/api/agent/read?pane_id=${pane}&scrollback=50`);
+      return r.body.lines.includes("sent-42") && r.body.cwd === "/tmp" ? r.body : null;
+    }, { message: "sent command's output on screen" });
+    expect(read.pane_id).toBe(pane);
+    expect(read.cursor.row).toBeGreaterThan(read.lines.indexOf("sent-42"));
+    expect(read.scrollback).toEqual([]);
+    // "active" is the session used last: the one we just typed into
+    expect((await get<AgentReadResponse>(server, "/api/agent/read")).body.pane_id).toBe(pane);
+  });
+});
