@@ -1,4 +1,5 @@
 import type { WebSocket } from "ws";
+import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
 import type { LeaseConnection } from "../session/controller-lease.ts";
 
 /** A connection whose unsent bytes pass this is cut with 4408: past it, resuming costs less than catching up. */
@@ -129,7 +130,8 @@ export class TerminalConnection implements LeaseConnection {
     if (this.closed) return;
     if (this.ws.bufferedAmount === 0) this.lastProgressAt = Date.now();
     this.bytesSent += frame.length;
-    this.ws.send(frame, { binary: true }, (err) => {
+    // ws ignores its `threshold` under context takeover: say per message that small ones stay plain.
+    this.ws.send(frame, { binary: true, compress: frame.length >= COMPRESSION_THRESHOLD_BYTES }, (err) => {
       if (err) return;
       this.lastProgressAt = Date.now();
       this.hooks.onDrain(this);

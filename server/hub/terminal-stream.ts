@@ -27,6 +27,8 @@ export const FLUSH_BYTES = 256 * 1024;
  * echo — still goes out in the same event-loop turn.
  */
 export const COALESCE_WINDOW_MS = 2;
+/** Only a frame at least this large starts a coalescing window: typing's small echoes never wait. */
+export const COALESCE_AFTER_BYTES = 16 * 1024;
 /** The PTY is paused while the controller's connection has more than this queued… */
 export const PAUSE_HIGH_WATER_BYTES = 1024 * 1024;
 /** …and resumed once it is back under this. */
@@ -52,9 +54,9 @@ export class TerminalStream {
   private readonly connections = new Set<TerminalConnection>();
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
-  private flushScheduled = false;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private lastFlushAt = 0;
+  private lastFlushBytes = 0;
   private pausedFor: TerminalConnection | null = null;
   private redrawTimer: ReturnType<typeof setTimeout> | null = null;
   private slowTimer: ReturnType<typeof setInterval> | null = null;
@@ -99,15 +101,11 @@ export class TerminalStream {
       this.flush();
       return;
     }
-    if (this.flushScheduled || this.flushTimer) return;
+    if (this.flushTimer) return;
     const since = performance.now() - this.lastFlushAt;
-    if (since >= COALESCE_WINDOW_MS) {
-      // Leading edge: reads of this same turn still join the frame.
-      this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        this.flush();
-      });
+    if (since >= COALESCE_WINDOW_MS || this.lastFlushBytes < COALESCE_AFTER_BYTES) {
+      // Output after a pause, or after small output (echoes), goes out now.
+      this.flush();
     } else {
       this.flushTimer = setTimeout(() => {
         this.flushTimer = null;
@@ -127,6 +125,7 @@ export class TerminalStream {
       return;
     }
     const frame = this.pending.length === 1 ? encodeOutput(this.pending[0]!) : encodeOutputChunks(this.pending);
+    this.lastFlushBytes = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
     this.lastFlushAt = performance.now();
