@@ -99,6 +99,31 @@ describe("attach and replay", () => {
     }
   });
 
+  it("resumes a compressed stream with exact offsets", async () => {
+    const s = await shell();
+    const query = { compress: "1" };
+    const stayer = await connect(s.id, { client: "zip-stayer", query });
+    expect(stayer.ws.extensions).toContain("permessage-deflate");
+    await stayer.waitForText("$ ");
+    const leaver = await connect(s.id, { client: "zip-leaver", query });
+    await leaver.waitForFrames((f) => f.some((x) => x.type === "status"));
+    await waitFor(() => leaver.offset === stayer.offset);
+    const resume = { generation: leaver.generation!, offset: leaver.offset };
+    await leaver.close();
+    stayer.type("for i in $(seq 1 3000); do echo compressed-line-$i; done\r");
+    await stayer.waitForText(promptAfter("compressed-line-3000"));
+    const back = await connect(s.id, { client: "zip-leaver", resume, query });
+    await back.waitForFrames((f) => f.some((x) => x.type === "status"));
+    expect(back.position).toMatchObject({ mode: "append", start: resume.offset, end: stayer.offset });
+    const stayed = Buffer.concat(stayer.allOutput);
+    expect(back.output.equals(stayed.subarray(stayed.length - (stayer.offset - resume.offset)))).toBe(true);
+    // compression worked: far fewer bytes read from the socket than the payload
+    const socketBytes = (back.ws as unknown as { _socket: { bytesRead: number } })._socket.bytesRead;
+    expect(socketBytes).toBeLessThan(back.output.length / 2);
+    await back.close();
+    await stayer.close();
+  });
+
   it("answers a resume after the ring wrapped with reset, truncated, start == end", async () => {
     const small = await startTestServer({ bufferBytes: 64 * 1024 });
     try {

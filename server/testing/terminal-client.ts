@@ -53,6 +53,7 @@ export class TerminalClient {
   /** the resume point: generation and the offset we have rendered up to */
   generation: string | null = null;
   offset = 0;
+  /** payload bytes of binary messages received (after any decompression) */
   wireBytes = 0;
   readonly term: InstanceType<typeof Terminal> | null;
   private readonly opened: Promise<void>;
