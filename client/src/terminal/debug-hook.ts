@@ -9,6 +9,7 @@ export type WebmuxDebugTerminal = {
   clientId: string;
   /** the whole active buffer as text, scrollback included */
   text(): string;
+  selection(): string;
   stats(): TerminalViewStats & { phase: string; controller: string | null };
   /** simulate a network drop */
   drop(): void;
@@ -32,6 +33,7 @@ export function exposeTerminal(sessionId: string, clientId: string, view: Termin
     sessionId,
     clientId,
     text: () => view.text(),
+    selection: () => view.selection(),
     stats: () => ({
       ...view.stats(),
       phase: view.phase().phase,

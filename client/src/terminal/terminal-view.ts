@@ -70,6 +70,8 @@ export type TerminalView = {
   onSubmitStatus(listener: (status: SubmitStatusPayload) => void): () => void;
   /** the text of the whole active buffer, scrollback included */
   text(): string;
+  /** the selected text (find selects its match) */
+  selection(): string;
   stats(): TerminalViewStats;
   /** simulate a lost network connection */
   drop(): void;
@@ -292,6 +294,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       for (let y = 0; y < buffer.length; y++) lines.push(buffer.getLine(y)?.translateToString(true) ?? "");
       return lines.join("\n");
     },
+    selection: () => terminal.getSelection(),
     stats: () => ({
       bytesReceived: connection?.stats.bytesReceived ?? 0,
       opens: connection?.stats.opens ?? 0,

@@ -11,8 +11,11 @@ import { WebLinksAddon } from "@xterm/addon-web-links";
 import "@xterm/xterm/css/xterm.css";
 import { terminalTheme } from "./themes.ts";
 
-/** Scrollback kept in the browser (and in its IndexedDB copy): hours of a build log, a few MB serialized. */
-export const SCROLLBACK_LINES = 5_000;
+/**
+ * Scrollback kept in the browser (and in its IndexedDB copy). More than the server's headless
+ * scrollback (10 000 lines), so a reset snapshot fits whole with its truncation marker on top.
+ */
+export const SCROLLBACK_LINES = 12_000;
 /** Readable on a desktop. */
 export const FONT_SIZE_PX = 14;
 /** Phones trade a pixel for ~4 more columns at 360 px. */

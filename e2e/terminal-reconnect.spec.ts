@@ -1,0 +1,141 @@
+/**
+ * Reconnect and resume: after a network drop or a socket closed mid-output the terminal ends with
+ * exactly the program's output, every line once; 4404 and 4410 stop and say why.
+ */
+import type { Page } from "@playwright/test";
+import { expect, test, type WebmuxServer } from "./fixtures.ts";
+import {
+  createNodeSession,
+  createSession,
+  logIn,
+  openTerminal,
+  PROMPT,
+  recordTerminalFrames,
+  stats,
+  terminalLines,
+  typeInTerminal,
+  waitForPhase,
+  waitForText,
+} from "./terminal-helpers.ts";
+
+const LINES = 3000;
+/** Prints line-1 … line-3000, one per millisecond, once it reads `g`: a few seconds of output. */
+const COUNTER = `
+process.stdin.setRawMode(true);
+process.stdout.write("press g\\r\\n");
+process.stdin.once("data", () => {
+  let i = 0;
+  const timer = setInterval(() => {
+    for (let k = 0; k < 2 && i < ${LINES}; k++) process.stdout.write("line-" + ++i + "\\r\\n");
+    if (i === ${LINES}) { clearInterval(timer); process.stdout.write("done\\r\\n"); }
+  }, 1);
+});
+setInterval(() => {}, 1 << 30);
+`;
+
+async function expectEveryLineOnce(page: Page) {
+  await waitForText(page, /^done$/m, 20_000);
+  const counted = (await terminalLines(page)).filter((line) => /^line-\d+$/.test(line));
+  expect(counted).toEqual(Array.from({ length: LINES }, (_, i) => `line-${i + 1}`));
+}
+
+async function ringEnd(server: WebmuxServer, id: string): Promise<number> {
+  const response = await server.api(`/api/sessions/${id}/buffer`);
+  await response.arrayBuffer();
+  return Number(response.headers.get("x-webmux-end"));
+}
+
+test("a network drop mid-output resumes with exactly the missing bytes", async ({ page, context, server }) => {
+  const session = await createNodeSession(server, COUNTER);
+  await logIn(context, server);
+  const frames = recordTerminalFrames(page);
+  await openTerminal(page, server, session.id);
+  await waitForText(page, "press g");
+  await typeInTerminal(page, "g");
+  await waitForText(page, /^line-300$/m);
+
+  await context.setOffline(true);
+  await waitForPhase(page, "waiting");
+  await expect(page.getByRole("status").filter({ hasText: "Restoring" })).toBeVisible();
+  // The program keeps printing while this tab is cut off.
+  const cutAt = (await stats(page))!.offset;
+  await expect.poll(() => ringEnd(server, session.id)).toBeGreaterThan(cutAt + 1000);
+
+  await context.setOffline(false);
+  await waitForPhase(page, "live");
+  await expectEveryLineOnce(page);
+  const positions = frames.received.filter((f) => f.opcode === 0x04).map((f) => JSON.parse(f.payload.subarray(1).toString()));
+  expect(positions.map((p) => p.mode)).toEqual(["reset", "append"]);
+  expect(positions[1].start).toBe(cutAt);
+  await expect(page.getByRole("status").filter({ hasText: "Restoring" })).toBeHidden();
+});
+
+test("a socket the server side closes mid-output is reconnected and resumed", async ({ page, context, server }) => {
+  const session = await createNodeSession(server, COUNTER);
+  await logIn(context, server);
+  let connections = 0;
+  // Between page and server: the first connection is closed (1011) after 40 frames, mid-output.
+  await page.routeWebSocket(/\/ws\/s\//, (ws) => {
+    const upstream = ws.connectToServer();
+    const cut = ++connections === 1;
+    let frames = 0;
+    upstream.onMessage((message) => {
+      ws.send(message);
+      if (cut && ++frames === 40) {
+        void ws.close({ code: 1011, reason: "test: server went away" });
+        void upstream.close();
+      }
+    });
+  });
+  await openTerminal(page, server, session.id);
+  await waitForText(page, "press g");
+  await typeInTerminal(page, "g");
+  await expectEveryLineOnce(page);
+  expect(connections).toBe(2);
+});
+
+test("a session that does not exist (4404) says so and is not retried", async ({ page, context, server }) => {
+  await logIn(context, server);
+  await page.goto(`${server.url}/s/zzzz0000`);
+  await expect(page.getByText("This session no longer exists.")).toBeVisible();
+  await waitForPhase(page, "stopped");
+  expect((await stats(page))?.opens).toBe(1);
+  await page.getByRole("button", { name: "Sessions" }).click();
+  await expect(page.getByRole("heading", { name: "Sessions" })).toBeVisible();
+});
+
+test("deleting the session while attached ends the view", async ({ page, context, server }) => {
+  const session = await createSession(server);
+  await logIn(context, server);
+  await openTerminal(page, server, session.id);
+  await waitForText(page, PROMPT);
+  expect((await server.api(`/api/sessions/${session.id}`, { method: "DELETE" })).status).toBe(204);
+  // The program is ended first (SIGHUP: 128 + 1), then the session is gone.
+  await expect(page.getByText("Exited with code 129")).toBeVisible();
+  await waitForPhase(page, "stopped");
+  await page.getByRole("button", { name: "Restart" }).click();
+  await expect(page.getByRole("status")).toContainText(`no session ${session.id}`);
+});
+
+test("an exited program shows its exit code, keeps its last screen and can be restarted", async ({ page, context, server }) => {
+  const session = await createSession(server);
+  await logIn(context, server);
+  await openTerminal(page, server, session.id);
+  await waitForText(page, PROMPT);
+  await typeInTerminal(page, "echo last words; exit 3\n");
+  await expect(page.getByText("Exited with code 3")).toBeVisible();
+  await waitForText(page, /^last words$/m);
+
+  // Attaching to the exited session replays its screen, then 0x03 and 4410.
+  await page.reload();
+  await expect(page.getByText("Exited with code 3")).toBeVisible();
+  await waitForText(page, /^last words$/m);
+
+  await page.getByRole("button", { name: "Restart" }).click();
+  await waitForPhase(page, "live");
+  await expect(page.getByText("You control")).toBeVisible();
+  await typeInTerminal(page, "echo again\n");
+  await waitForText(page, /^again$/m);
+  // A new generation starts from a clean screen.
+  expect(await terminalLines(page)).not.toContain("last words");
+});

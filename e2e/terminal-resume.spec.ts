@@ -1,0 +1,136 @@
+/**
+ * Local resume across reloads: the IndexedDB copy paints the screen and the stream resumes with
+ * `append`, so a reload moves only the bytes printed since the copy; a ring truncated while the tab
+ * was away falls back on a reset with the server's current screen; a TUI looks the same after it.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "@playwright/test";
+import { expect, test, type WebmuxServer } from "./fixtures.ts";
+import { BASH, createSession, logIn, openTerminal, PROMPT, recordTerminalFrames, stats, terminalLines, typeInTerminal, waitForText } from "./terminal-helpers.ts";
+
+let dir: string;
+test.beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "webmux-resume-"));
+});
+test.afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** bash -c that runs `before`, waits for the file `go` to exist, runs `after`, then idles. */
+function waitingScript(before: string, after: string): string[] {
+  return ["/usr/bin/bash", "--norc", "--noprofile", "-c", `${before}; until [ -e ${join(dir, "go")} ]; do sleep 0.05; done; ${after}; exec sleep 1000`];
+}
+
+async function ringEnd(server: WebmuxServer, id: string): Promise<number> {
+  const response = await server.api(`/api/sessions/${id}/buffer`);
+  await response.arrayBuffer();
+  return Number(response.headers.get("x-webmux-end"));
+}
+
+/** Waits until the IndexedDB copy holds everything received so far. */
+async function waitForSavedCopy(page: Page): Promise<number> {
+  await expect.poll(() => stats(page).then((s) => s !== null && s.savedOffset === s.offset && s.renderedOffset === s.offset)).toBe(true);
+  return (await stats(page))!.savedOffset!;
+}
+
+const positionsOf = (frames: ReturnType<typeof recordTerminalFrames>) =>
+  frames.received.filter((f) => f.opcode === 0x04).map((f) => JSON.parse(f.payload.subarray(1).toString()) as { mode: string; start: number; end: number; truncated: boolean });
+
+test("a reload after 5 MB of output transfers only the bytes printed since the saved copy", async ({ page, context, server }) => {
+  const session = await createSession(server, { command: waitingScript("seq 1 800000", "echo after-reload") });
+  await logIn(context, server);
+  await openTerminal(page, server, session.id);
+  await waitForText(page, /^800000$/m, 20_000);
+  const saved = await waitForSavedCopy(page);
+  expect(saved).toBeGreaterThan(5_000_000);
+
+  // Away from the page, the program prints a little more.
+  await page.goto("about:blank");
+  await writeFile(join(dir, "go"), "");
+  await expect.poll(() => ringEnd(server, session.id)).toBeGreaterThan(saved);
+  const end = await ringEnd(server, session.id);
+
+  const frames = recordTerminalFrames(page);
+  await openTerminal(page, server, session.id);
+  await waitForText(page, /^after-reload$/m);
+  expect((await stats(page))?.restoredLocally).toBe(true);
+  expect(positionsOf(frames)).toEqual([{ generation: session.generation, mode: "append", start: saved, end, truncated: true }]);
+  const output = frames.received.filter((f) => f.opcode === 0x00).reduce((sum, f) => sum + f.bytes - 1, 0);
+  expect(output).toBe(end - saved);
+  // Control, position, those bytes and the status frame: a couple of kilobytes, not megabytes.
+  expect(frames.receivedBytes()).toBeLessThan(4_096);
+  const lines = await terminalLines(page);
+  expect(lines).toContain("799999");
+});
+
+test.describe("with a small ring", () => {
+  test.use({ serverArgs: ["--buffer-bytes", String(64 * 1024)] });
+
+  test("a ring truncated while the tab was away shows the current screen after a reset", async ({ page, context, server }) => {
+    const session = await createSession(server, { command: waitingScript("echo before-away", "seq 1 20000; printf '\\ncurrent screen\\n'") });
+    await logIn(context, server);
+    await openTerminal(page, server, session.id);
+    await waitForText(page, /^before-away$/m);
+    const saved = await waitForSavedCopy(page);
+
+    await page.goto("about:blank");
+    await writeFile(join(dir, "go"), "");
+    await expect.poll(() => ringEnd(server, session.id)).toBeGreaterThan(saved + 64 * 1024);
+    await expect.poll(async () => ((await (await server.api(`/api/sessions/${session.id}`)).json()) as { preview: string[] }).preview).toContain("current screen");
+
+    const frames = recordTerminalFrames(page);
+    await openTerminal(page, server, session.id);
+    await waitForText(page, /^current screen$/m);
+    expect(positionsOf(frames).map((p) => [p.mode, p.truncated])).toEqual([["reset", true]]);
+    const lines = await terminalLines(page);
+    const shown = lines.filter((line) => line !== "");
+    // The local copy was cleared; the marker, then the server's screen and history.
+    expect(lines).not.toContain("before-away");
+    expect(shown[0]).toBe("··· earlier output truncated ···");
+    expect(shown.slice(-2)).toEqual(["20000", "current screen"]);
+    // Find reaches the marker too.
+    await page.getByRole("button", { name: "Find" }).click();
+    await page.getByRole("searchbox", { name: "Find in terminal" }).fill("earlier output truncated");
+    await page.getByRole("searchbox", { name: "Find in terminal" }).press("Enter");
+    await expect.poll(() => page.evaluate(() => window.__webmux!.terminal!.selection())).toBe("earlier output truncated");
+    await expect(page.getByText("No match")).toBeHidden();
+  });
+});
+
+test("vim looks the same after a reload (local copy) and in a fresh tab (server replay), and keeps working", async ({ page, context, browser, server }) => {
+  const lines = ["alpha", "beta", "gamma", ...Array.from({ length: 100 }, (_, i) => `row ${i + 1}`)];
+  await writeFile(join(dir, "notes.txt"), lines.join("\n") + "\n");
+  const session = await createSession(server, { command: BASH, cwd: dir });
+  await logIn(context, server);
+  await openTerminal(page, server, session.id);
+  await waitForText(page, PROMPT);
+  await typeInTerminal(page, "vim -u NONE -N -i NONE notes.txt\n");
+  await waitForText(page, /"notes\.txt" 103L/);
+  // Jump to the end: vim scrolls, using its scroll region.
+  await typeInTerminal(page, "G");
+  await waitForText(page, /^row 100\s*$/m);
+  await waitForSavedCopy(page);
+  const before = await terminalLines(page);
+  expect(before[0]).not.toBe("alpha");
+
+  await page.reload();
+  await page.waitForFunction(() => window.__webmux?.terminal?.stats().phase === "live");
+  expect((await stats(page))?.restoredLocally).toBe(true);
+  expect(await terminalLines(page)).toEqual(before);
+
+  const fresh = await browser.newContext();
+  await logIn(fresh, server);
+  const other = await fresh.newPage();
+  await openTerminal(other, server, session.id);
+  await expect.poll(() => terminalLines(other)).toEqual(before);
+  await fresh.close();
+
+  // Still vim, still in control: back to the top, then quit to the shell.
+  await typeInTerminal(page, "gg");
+  await expect.poll(() => terminalLines(page).then((l) => l[0])).toBe("alpha");
+  await typeInTerminal(page, ":q!\n");
+  await waitForText(page, /vim -u NONE -N -i NONE notes\.txt/);
+  await expect.poll(() => terminalLines(page).then((l) => l.filter((x) => x !== "").at(-1))).toBe(PROMPT);
+});
