@@ -9,6 +9,7 @@ import { Emitter } from "../session/emitter.ts";
 import type { ScanEvent } from "../session/terminal-scanner.ts";
 import { parseMark, type Mark } from "./marks.ts";
 import { OutputCapture } from "./output-capture.ts";
+import { outputText } from "./output-text.ts";
 import type { SpawnIntegration } from "./shell-integration.ts";
 
 /** A shell started with integration that has shown no mark this long is treated as one without
@@ -18,6 +19,9 @@ export const INTEGRATION_GRACE_MS = 10_000;
 /** At a prompt, input is taken as ready once bracketed paste is switched on, or after output has
  * been quiet this long (shells with bracketed paste off): the line editor has started by then. */
 export const INPUT_READY_QUIET_MS = 50;
+
+/** Most bytes of a command line's echo kept to name a command a person typed (bash sends no E mark). */
+export const MAX_ECHO_BYTES = 64 * 1024;
 
 /** Bracketed paste (DEC private mode 2004): line editors switch it on when they start reading. */
 const BRACKETED_PASTE_MODE = 2004;
@@ -65,6 +69,8 @@ export class CommandTracker {
   private typed: { owner: LineOwner; output: OutputCapture } | null = null;
   /** the command line an E mark announced before its C (zsh) */
   private announced: string | null = null;
+  /** what the line editor echoed since the prompt ended (B): the command line as the person saw it */
+  private echo: OutputCapture | null = null;
   private lastOutputAt = Date.now();
   private graceTimer: ReturnType<typeof setTimeout> | null = null;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
@@ -139,6 +145,7 @@ export class CommandTracker {
     this.record = null;
     this.typed = null;
     this.announced = null;
+    this.echo = null;
     this.lastOutputAt = Date.now();
     if (this._mode === "pending") {
       this.graceTimer = setTimeout(() => {
@@ -199,6 +206,7 @@ export class CommandTracker {
     if (bytes.length === 0) return;
     this.record?.output.append(bytes);
     this.typed?.output.append(bytes);
+    this.echo?.append(bytes);
   }
 
   private apply(mark: Mark): void {
@@ -218,17 +226,21 @@ export class CommandTracker {
         }
         this.phase = "prompt";
         this.inputReady = false;
+        this.echo = null;
         this.scheduleQuietCheck();
         break;
       case "B":
         if (this.phase !== "running") this.phase = "prompt";
+        this.echo = new OutputCapture(MAX_ECHO_BYTES);
         break;
       case "C": {
         if (this.record) this.finish(null, now, "mark");
         const owner = this.typed?.owner ?? null;
         this.typed = null;
-        this.record = { command: owner?.command ?? this.announced ?? "", startedAt: now, owner, output: new OutputCapture() };
+        const echoed = this.echo ? outputText(this.echo.text(), true).trim() : "";
+        this.record = { command: owner?.command ?? this.announced ?? echoed, startedAt: now, owner, output: new OutputCapture() };
         this.announced = null;
+        this.echo = null;
         this.phase = "running";
         this.inputReady = false;
         this.events.emit("started", this.record);

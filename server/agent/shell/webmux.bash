@@ -3,8 +3,8 @@
 # webmux starts an interactive bash as `bash --rcfile <this file> -i`, so nothing of the
 # user's is touched: this file loads the user's own startup files first, then reports
 # where prompts and commands begin and end as OSC 133 marks (A prompt start, B prompt
-# end, C command starts, D;<status> command finished), the command line as OSC 633;E
-# and the working directory as OSC 7. Every mark carries `webmux=<nonce>`, a secret of
+# end, C command starts, D;<status> command finished) and the working directory as OSC 7
+# (webmux reads the command line from its echo between B and C: no subshell per command). Every mark carries `webmux=<nonce>`, a secret of
 # this session that no program ever sees (it is unset from the environment below), so
 # text a program prints cannot pass for a mark. Command starts need PS0 (bash >= 4.4).
 
@@ -33,29 +33,10 @@ fi
 if [[ -n $__webmux_nonce ]]; then
   __webmux_ran=
   __webmux_status=0
-  __webmux_histnum=
   __webmux_url=
   __webmux_mark_b="\[\e]133;B;webmux=${__webmux_nonce}\a\]"
   # ${x:0:$((…))} expands to nothing; its arithmetic records, without a subshell, that a command runs.
   __webmux_mark_c="\${__webmux_ran:0:\$((__webmux_ran=1,0))}\e]133;C;webmux=${__webmux_nonce}\a"
-
-  # The newest history entry, once: nothing when history is off or skipped this command.
-  __webmux_report_command() {
-    builtin local entry num line
-    entry=$(HISTTIMEFORMAT= builtin history 1 2>/dev/null) || builtin return 0
-    [[ $entry =~ ^[[:space:]]*([0-9]+)[*[:space:]]+(.*)$ ]] || builtin return 0
-    num=${BASH_REMATCH[1]}
-    line=${BASH_REMATCH[2]}
-    [[ $num == "$__webmux_histnum" ]] && builtin return 0
-    __webmux_histnum=$num
-    line=${line//\\/\\\\}
-    line=${line//;/\\x3b}
-    line=${line//$'\n'/\\x0a}
-    line=${line//$'\r'/\\x0d}
-    line=${line//$'\e'/\\x1b}
-    line=${line//$'\a'/\\x07}
-    builtin printf '\e]633;E;%s;webmux=%s\a' "$line" "$__webmux_nonce"
-  }
 
   # $PWD as the path of a file:// URL (percent-encoded bytes).
   __webmux_encode_pwd() {
@@ -79,7 +60,6 @@ if [[ -n $__webmux_nonce ]]; then
     __webmux_status=$?
     if [[ -n $__webmux_ran ]]; then
       __webmux_ran=
-      __webmux_report_command
       builtin printf '\e]133;D;%s;webmux=%s\a' "$__webmux_status" "$__webmux_nonce"
     fi
     __webmux_encode_pwd
@@ -96,12 +76,9 @@ if [[ -n $__webmux_nonce ]]; then
 
   PS1+=$__webmux_mark_b
   PS0=$__webmux_mark_c${PS0-}
-  if [[ "$(builtin declare -p PROMPT_COMMAND 2>/dev/null)" == "declare -a"* ]]; then
+  if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
     PROMPT_COMMAND=(__webmux_precmd "${PROMPT_COMMAND[@]}" __webmux_prompt_end)
   else
     PROMPT_COMMAND="__webmux_precmd${PROMPT_COMMAND:+$'\n'$PROMPT_COMMAND}"$'\n'"__webmux_prompt_end"
   fi
-  # Entries loaded from the history file are not commands of this session.
-  __webmux_histnum=$(HISTTIMEFORMAT= builtin history 1 2>/dev/null)
-  [[ $__webmux_histnum =~ ^[[:space:]]*([0-9]+) ]] && __webmux_histnum=${BASH_REMATCH[1]} || __webmux_histnum=
 fi
