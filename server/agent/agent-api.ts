@@ -3,7 +3,7 @@
  * (./agent-socket.ts): one command tracker and one run queue per session, pane
  * resolution, per-token run slots, the on/off switch and the event stream.
  */
-import { ErrorCode, type AgentRunResult } from "../contract/types.ts";
+import { ErrorCode, type AgentEvent, type AgentEventName, type AgentRunResult } from "../contract/types.ts";
 import type { Principal } from "../http/credentials.ts";
 import { ApiError } from "../http/errors.ts";
 import { Emitter } from "../session/emitter.ts";
@@ -21,9 +21,6 @@ import type { AgentTokenStore } from "./tokens.ts";
 
 /** Most characters of output a `command_finished` event carries (the end of it): events are for noticing, `run` for output. */
 export const EVENT_STDOUT_MAX_CHARS = 64 * 1024;
-
-export type AgentEventName = "command_started" | "command_finished" | "session_created" | "session_exited";
-export type AgentEvent = { event: AgentEventName; data: Record<string, unknown> };
 
 type Tracked = { tracker: CommandTracker; runner: SessionRunner; off: Array<() => void> };
 
@@ -101,6 +98,11 @@ export class AgentApi {
     }
   }
 
+  /** Runs waiting or running on a session (tests and diagnostics). */
+  pendingRuns(id: string): number {
+    return this.tracked.get(id)?.runner.pending ?? 0;
+  }
+
   /** The tracker of a session (tests and diagnostics). */
   trackerOf(id: string): CommandTracker | null {
     return this.tracked.get(id)?.tracker ?? null;
@@ -158,7 +160,7 @@ export class AgentApi {
     });
   }
 
-  private publish(event: AgentEventName, data: Record<string, unknown>): void {
+  private publish(event: AgentEventName, data: AgentEvent["data"]): void {
     if (this.events.listenerCount("event") === 0) return;
     this.events.emit("event", { event, data });
   }

@@ -1,5 +1,5 @@
 /** The Agent API over HTTP: run, send, read, and token management. */
-import { CAPABILITIES, ErrorCode, type AgentReadResponse, type AgentRunResult, type Capability, type CreateTokenResponse, type TokenInfo } from "../contract/types.ts";
+import { CAPABILITIES, ErrorCode, type AgentReadResponse, type AgentRunResult, type AgentSendResponse, type Capability, type CreateTokenResponse, type TokenInfo } from "../contract/types.ts";
 import { HANDLED, JsonResponse, type App, type RouteContext } from "../http/app.ts";
 import { expectObject, optionalBoolean, optionalInt, readJson, requiredString } from "../http/body.ts";
 import { can } from "../http/credentials.ts";
@@ -55,7 +55,7 @@ export function registerAgentRoutes(app: App, api: AgentApi): void {
     }
   });
 
-  app.route("POST", "/api/agent/send", async (ctx) => {
+  app.route("POST", "/api/agent/send", async (ctx): Promise<AgentSendResponse> => {
     api.requireEnabled();
     requireCapability(ctx, "terminal:write");
     const body = expectObject(await readJson(ctx.req));

@@ -7,12 +7,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { RawData, WebSocket } from "ws";
-import { ErrorCode } from "../contract/types.ts";
+import { ErrorCode, type AgentEvent, type AgentRequestId, type AgentServerFrame } from "../contract/types.ts";
 import { refuseUpgrade, type App } from "../http/app.ts";
 import { can, type Principal } from "../http/credentials.ts";
 import { ApiError, toApiError } from "../http/errors.ts";
 import type { WebSocketAcceptor } from "../hub/accept.ts";
-import type { AgentApi, AgentEvent } from "./agent-api.ts";
+import type { AgentApi } from "./agent-api.ts";
 import { parseRunRequest } from "./run-request.ts";
 
 /** Bytes queued on a connection beyond which it is closed: a client that does not read its events must not grow the server. */
@@ -25,7 +25,7 @@ const CLOSE_POLICY = 1008;
 /** The client cannot keep up (as on the terminal stream). */
 const CLOSE_TOO_SLOW = 4408;
 
-type RequestId = string | number | undefined;
+type RequestId = AgentRequestId | undefined;
 
 function requestIdOf(frame: Record<string, unknown>): RequestId {
   const id = frame.id;
@@ -99,7 +99,7 @@ class AgentConnection {
     return this.api.enabled && this.api.tokens.isLive(this.principal);
   }
 
-  private send(frame: unknown): void {
+  private send(frame: AgentServerFrame): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
     if (this.ws.bufferedAmount > MAX_AGENT_SOCKET_BUFFERED_BYTES) {
       this.close(CLOSE_TOO_SLOW, "client too slow");

@@ -3,7 +3,7 @@ import type { AgentReadResponse } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import type { TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
-import { AgentSocket, atPrompt, get, post, shellSession, startAgentServer } from "./agent-testing.ts";
+import { AgentSocket, atPrompt, createToken, get, post, run, shellSession, startAgentServer } from "./agent-testing.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -71,6 +71,39 @@ describe("WS /ws/agent", () => {
     socket.close();
     await waitFor(() => server.agent.slots.used("global") === 0, { message: "slot given back" });
     await post(server, "/api/agent/send", { pane_id: pane, command: "\x03", enter: false });
+  });
+});
+
+describe("WS /ws/agent access", () => {
+  it("closes a connection whose token is revoked, and every connection when the API is switched off", async () => {
+    const agent = await createToken(server, ["terminal:read", "terminal:write"]);
+    const byAgent = await AgentSocket.connect(server, agent.token);
+    const byGlobal = await AgentSocket.connect(server);
+    expect((await server.api(`/api/tokens/${agent.id}`, { method: "DELETE" })).status).toBe(204);
+    await waitFor(() => byAgent.closeCode === 1008, { message: "revoked token's socket closed" });
+    expect(byGlobal.closeCode).toBeNull();
+    try {
+      await server.api("/api/settings", { method: "PUT", json: { open_api: { enabled: false } } });
+      await waitFor(() => byGlobal.closeCode === 1008, { message: "socket closed when the API was disabled" });
+    } finally {
+      await server.api("/api/settings", { method: "PUT", json: { open_api: { enabled: true } } });
+    }
+  });
+});
+
+describe("a session that goes away", () => {
+  it("answers its waiting runs with 404 NOT_FOUND", async () => {
+    const pane = (await shellSession(server, "bash")).id;
+    const running = run(server, { pane_id: pane, command: "sleep 20" });
+    await waitFor(() => server.agent.trackerOf(pane)?.running, { message: "sleep running" });
+    const waiting = run(server, { pane_id: pane, command: "echo never" });
+    await waitFor(() => server.agent.pendingRuns(pane) === 2, { message: "second run queued" });
+    expect((await server.api(`/api/sessions/${pane}`, { method: "DELETE" })).status).toBe(204);
+    const [first, second] = await Promise.all([running, waiting]);
+    expect(first.status).toBe(200); // the running command ended with the shell
+    expect(first.body.exit_code).not.toBe(0);
+    expect(second.status).toBe(404);
+    expect(second.body).toMatchObject({ error: { code: "NOT_FOUND" } });
   });
 });
 
