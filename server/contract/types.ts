@@ -158,7 +158,9 @@ export type AgentRunResult = {
   pane_id: string;
   method: RunMethod;
 };
-export type AgentSendRequest = { command: string; pane_id?: string };
+/** `enter` (default true) presses Enter after the text. */
+export type AgentSendRequest = { command: string; pane_id?: string; enter?: boolean };
+export type AgentSendResponse = { ok: true; pane_id: string };
 export type AgentReadResponse = {
   pane_id: string;
   lines: string[];
@@ -166,3 +168,18 @@ export type AgentReadResponse = {
   cursor: { row: number; col: number };
   cwd: string | null;
 };
+
+// ---- /ws/agent (text JSON frames) ----
+export type AgentEventName = "command_started" | "command_finished" | "session_created" | "session_exited";
+/** `data` always has `pane_id`; command_finished adds command, exit_code, duration_ms, stdout, method. */
+export type AgentEvent = { event: AgentEventName; data: { pane_id: string } & Record<string, unknown> };
+export type AgentRequestId = string | number;
+export type AgentClientFrame =
+  | ({ type: "run"; id?: AgentRequestId } & AgentRunRequest)
+  | { type: "subscribe" }
+  | { type: "ping"; id?: AgentRequestId };
+export type AgentServerFrame =
+  | ({ type: "result"; id?: AgentRequestId } & AgentRunResult)
+  | { type: "event"; event: AgentEvent }
+  | { type: "error"; id?: AgentRequestId; error: ErrorBody["error"] }
+  | { type: "pong"; id?: AgentRequestId };
