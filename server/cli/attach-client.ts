@@ -46,6 +46,11 @@ export type AttachOptions = {
   detachKey: DetachKey | null;
   clientId?: string;
   label?: string;
+  /**
+   * The session was created for this attach (`webmux run`): its first snapshot is the program's
+   * start, not history, so queries in it are live and their answers go to the program.
+   */
+  freshSession?: boolean;
 };
 
 /** A client ID for this attach: kept across its reconnects, so the server keeps its control. */
@@ -72,12 +77,14 @@ export class AttachClient {
   private heldTimer: ReturnType<typeof setTimeout> | null = null;
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private outcome: AttachOutcome | null = null;
+  private snapshotIsLive: boolean;
   private resolve: ((outcome: AttachOutcome) => void) | null = null;
 
   constructor(private readonly options: AttachOptions) {
     this.clientId = options.clientId ?? newClientId();
     this.label = sanitizeLabel(options.label ?? `terminal on ${hostname()}`);
     this.router = new InputRouter(options.detachKey);
+    this.snapshotIsLive = options.freshSession ?? false;
   }
 
   /** Attach until the session ends, moves or the user detaches; the local terminal is restored before this settles. */
@@ -182,11 +189,13 @@ export class AttachClient {
         this.onControl(message.control);
         break;
       case "snapshot":
-        // reset: the local screen is replaced by the snapshot, modes included
+        // reset: the local screen is replaced by the snapshot, modes included. Queries in history
+        // were answered long ago: the local terminal's answers to them are dropped.
         this.modes.reset();
         this.queries = new QueryScanner();
         if (this.options.terminal.isTerminal) this.options.terminal.write(RESET_TERMINAL);
-        this.writeOutput(message.data, "replay");
+        this.writeOutput(message.data, this.snapshotIsLive ? "program" : "replay");
+        this.snapshotIsLive = false;
         break;
       case "output":
         this.writeOutput(message.data, "program");

@@ -67,14 +67,14 @@ export async function runCommand(argv: string[]): Promise<number> {
   const options = resolveClientOptions(parsed, process.env);
   const request = createRequest(parsed.rest, parsed.flags.get("title"), parsed.flags.get("cwd"), isLocalUrl(options.url));
   const session = await new WebmuxApi(options).createSession(request);
-  const outcome = await attach(options, session.id, parsed);
+  const outcome = await attach(options, session.id, parsed, true);
   return report(outcome, session.id, options, true);
 }
 
-async function attach(options: ClientOptions, sessionId: string, parsed: ParsedArgs): Promise<AttachOutcome> {
+async function attach(options: ClientOptions, sessionId: string, parsed: ParsedArgs, freshSession = false): Promise<AttachOutcome> {
   const keyFlag = parsed.flags.get("detach-key");
   const detachKey = parseDetachKey(typeof keyFlag === "string" ? keyFlag : (process.env.WEBMUX_DETACH_KEY ?? DEFAULT_DETACH_KEY));
-  const client = new AttachClient({ url: options.url, token: options.token, sessionId, terminal: new LocalTerminal(), detachKey });
+  const client = new AttachClient({ url: options.url, token: options.token, sessionId, terminal: new LocalTerminal(), detachKey, freshSession });
   const handlers = ENDING_SIGNALS.map(([signal]) => {
     const handler = () => client.stop({ kind: "signal", signal });
     process.on(signal, handler);

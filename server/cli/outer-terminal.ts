@@ -9,7 +9,7 @@ import { waitFor } from "../testing/wait.ts";
 
 const WEBMUX_BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "webmux.js");
 
-export type OuterExit = { exitCode: number; signal: number | undefined };
+export type OuterExit = { exitCode: number; signal?: number | undefined };
 
 export class OuterTerminal {
   private readonly pty: IPty;
@@ -18,13 +18,20 @@ export class OuterTerminal {
   readonly exited: Promise<OuterExit>;
   exit: OuterExit | null = null;
 
-  constructor(args: string[], env: Record<string, string>, size = { cols: 80, rows: 24 }) {
+  /**
+   * Runs `webmux <args>` in a fresh PTY. `then` is a shell command run in the same PTY after webmux
+   * exits (e.g. `stty -a`, to see how webmux left the terminal); webmux's status stays the exit code.
+   */
+  constructor(args: string[], env: Record<string, string>, { cols = 80, rows = 24, then }: { cols?: number; rows?: number; then?: string } = {}) {
     const base: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("WEBMUX_")) base[k] = v;
-    this.pty = spawn(process.execPath, [WEBMUX_BIN, ...args], {
+    const [file, argv] = then
+      ? ["/bin/sh", ["-c", `"$@"; status=$?; ${then}; exit $status`, "sh", process.execPath, WEBMUX_BIN, ...args]]
+      : [process.execPath, [WEBMUX_BIN, ...args]];
+    this.pty = spawn(file, argv, {
       name: "xterm-256color",
-      cols: size.cols,
-      rows: size.rows,
+      cols,
+      rows,
       cwd: process.cwd(),
       env: { ...base, ...env },
     });
