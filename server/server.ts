@@ -11,9 +11,11 @@ import { ShellIntegration } from "./agent/shell-integration.ts";
 import { AgentTokenStore } from "./agent/tokens.ts";
 import { App } from "./http/app.ts";
 import { Authenticator } from "./http/auth.ts";
+import { registerDebugRoutes } from "./http/debug-routes.ts";
 import { registerSessionRoutes } from "./http/session-routes.ts";
 import { StaticFiles } from "./http/static.ts";
 import { WebSocketAcceptor } from "./hub/accept.ts";
+import { connectionLimits } from "./hub/connection-limit.ts";
 import { TerminalHub } from "./hub/terminal-hub.ts";
 import { SessionListStream } from "./hub/session-list.ts";
 import { SettingsStream } from "./hub/settings-stream.ts";
@@ -33,6 +35,10 @@ export type WebmuxOptions = {
   bufferBytes: number;
   openApi: boolean | null;
   staticDir?: string;
+  /** concurrent WebSockets in all (default DEFAULT_MAX_CONNECTIONS) */
+  maxConnections?: number;
+  /** concurrent WebSockets per client address (default DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) */
+  maxConnectionsPerAddress?: number;
 };
 
 export type Webmux = {
@@ -90,7 +96,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   });
   const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST));
   registerSessionRoutes(app, registry, settings);
-  const acceptor = new WebSocketAcceptor();
+  const acceptor = new WebSocketAcceptor(undefined, connectionLimits(options));
   const terminals = new TerminalHub(registry, acceptor);
   terminals.register(app);
   const sessionList = new SessionListStream(registry, acceptor);
@@ -102,6 +108,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const agentSockets = registerAgentSocket(app, agent, acceptor);
 
   const http = createServer(app.handleRequest);
+  registerDebugRoutes(app, { registry, acceptor, terminals, http });
   http.on("upgrade", app.handleUpgrade);
   http.on("clientError", (_err, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");

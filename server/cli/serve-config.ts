@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "../hub/connection-limit.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 
 /** Default port: high, unassigned and easy to remember. */
@@ -10,6 +11,8 @@ export const DEFAULT_BUFFER_BYTES = 4 * 1024 * 1024;
 export const MIN_BUFFER_BYTES = 64 * 1024;
 /** Above this a hundred sessions would exhaust a small machine's memory. */
 export const MAX_BUFFER_BYTES = 1024 * 1024 * 1024;
+/** No process holds more sockets than this: it is the usual hard `ulimit -n` ceiling of Linux. */
+export const MAX_CONNECTIONS_CEILING = 1_048_576;
 
 export const SERVE_FLAGS: FlagSpec[] = [
   { name: "host", kind: "string", help: "address to listen on (default 127.0.0.1)" },
@@ -18,6 +21,12 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: "data-dir", kind: "string", help: "state directory (default $XDG_STATE_HOME/webmux)" },
   { name: "shell", kind: "string", help: "shell for new sessions (default $SHELL or /bin/bash)" },
   { name: "buffer-bytes", kind: "string", help: "replay ring per session in bytes (default 4 MiB)" },
+  { name: "max-connections", kind: "string", help: `concurrent WebSockets in all (default ${DEFAULT_MAX_CONNECTIONS})` },
+  {
+    name: "max-connections-per-address",
+    kind: "string",
+    help: `concurrent WebSockets per client address (default ${DEFAULT_MAX_CONNECTIONS_PER_ADDRESS})`,
+  },
   { name: "open-api", kind: "boolean", help: "enable the Agent API (sets open_api.enabled)" },
   { name: "build-if-needed", kind: "boolean", help: "build the web client first if it is missing or stale" },
   { name: "help", kind: "boolean", help: "show this help", short: "h" },
@@ -30,6 +39,8 @@ export type ServeConfig = {
   dataDir: string;
   shell: string;
   bufferBytes: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
   openApi: boolean | null;
   buildIfNeeded: boolean;
   help: boolean;
@@ -68,6 +79,10 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
     get("buffer-bytes") !== undefined
       ? parseIntStrict("buffer-bytes", get("buffer-bytes")!, MIN_BUFFER_BYTES, MAX_BUFFER_BYTES)
       : DEFAULT_BUFFER_BYTES;
+  const limit = (name: string, fallback: number) =>
+    get(name) !== undefined ? parseIntStrict(name, get(name)!, 1, MAX_CONNECTIONS_CEILING) : fallback;
+  const maxConnections = limit("max-connections", DEFAULT_MAX_CONNECTIONS);
+  const maxConnectionsPerAddress = limit("max-connections-per-address", Math.min(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, maxConnections));
   const token = get("token") ?? null;
   if (token !== null && token.length < 16) throw new UsageError("--token must be at least 16 characters");
   return {
@@ -77,6 +92,8 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
     dataDir: resolve(get("data-dir") || defaultDataDir(env)),
     shell: get("shell") || env.SHELL || "/bin/bash",
     bufferBytes,
+    maxConnections,
+    maxConnectionsPerAddress,
     openApi: asBool(flagOrEnv(parsed, "open-api", env)),
     buildIfNeeded: asBool(flagOrEnv(parsed, "build-if-needed", env)) ?? false,
     help: parsed.flags.get("help") === true,

@@ -2,18 +2,24 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { COMPRESSION_THRESHOLD_BYTES, MAX_CLIENT_FRAME_BYTES } from "../contract/protocol.ts";
+import { ErrorCode } from "../contract/types.ts";
+import { refuseUpgrade } from "../http/app.ts";
+import { ConnectionLimiter, connectionAddress, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-limit.ts";
 
 /**
  * Completes WebSocket upgrades for every endpoint. permessage-deflate is negotiated only when the
  * URL says `compress=1` (browsers always offer it and scripts cannot withdraw the offer, so the
- * parameter carries the intent) and the client offered it; never otherwise.
+ * parameter carries the intent) and the client offered it; never otherwise. Past the connection
+ * limits (per address, in all) a handshake is refused with 429 before it upgrades.
  */
 export class WebSocketAcceptor {
   private readonly plain: WebSocketServer;
   private readonly deflate: WebSocketServer;
   private readonly sockets = new Set<WebSocket>();
+  readonly limiter: ConnectionLimiter;
 
-  constructor(maxPayload = MAX_CLIENT_FRAME_BYTES) {
+  constructor(maxPayload = MAX_CLIENT_FRAME_BYTES, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) {
+    this.limiter = new ConnectionLimiter(limits);
     this.plain = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload, clientTracking: false });
     this.deflate = new WebSocketServer({
       noServer: true,
@@ -28,12 +34,24 @@ export class WebSocketAcceptor {
     });
   }
 
-  /** Upgrade the request; the callback gets an open socket. */
+  /** Upgrade the request, or refuse it with 429 past a connection limit; the callback gets an open socket. */
   accept(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, onSocket: (ws: WebSocket) => void): void {
+    const address = connectionAddress(req.socket.remoteAddress);
+    const refusal = this.limiter.refusal(address);
+    if (refusal !== null) {
+      refuseUpgrade(socket, 429, ErrorCode.RATE_LIMITED, refusal);
+      return;
+    }
     const server = url.searchParams.get("compress") === "1" ? this.deflate : this.plain;
+    // ws completes an upgrade synchronously (no verifyClient), so the check above and the count
+    // below happen in one step: concurrent handshakes cannot slip past the limit together.
     server.handleUpgrade(req, socket, head, (ws) => {
+      const release = this.limiter.take(address);
       this.sockets.add(ws);
-      ws.once("close", () => this.sockets.delete(ws));
+      ws.once("close", () => {
+        this.sockets.delete(ws);
+        release();
+      });
       onSocket(ws);
     });
   }
