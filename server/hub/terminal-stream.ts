@@ -61,6 +61,8 @@ export class TerminalStream {
   private redrawTimer: ReturnType<typeof setTimeout> | null = null;
   private slowTimer: ReturnType<typeof setInterval> | null = null;
   private readonly unsubscribe: (() => void)[] = [];
+  /** the program exited and its connections are being closed: seat changes are not announced */
+  private ending = false;
 
   constructor(readonly session: Session) {
     const ev = session.events;
@@ -138,10 +140,18 @@ export class TerminalStream {
   private onExit(exitCode: number): void {
     this.flush();
     this.cancelRedraw();
-    for (const conn of [...this.connections]) {
-      this.sendFrame(conn, () => encodeStatus(this.session.info()));
-      this.sendFrame(conn, () => encodeExit({ exitCode }));
-      conn.close(CloseCode.EXITED, "session exited");
+    const leaving = [...this.connections];
+    // Every client gets status and exit before any leaves, and the seat emptying as they go is not
+    // broadcast: nothing may come between a client's last output and its status, exit, 4410.
+    this.ending = true;
+    try {
+      for (const conn of leaving) {
+        this.sendFrame(conn, () => encodeStatus(this.session.info()));
+        this.sendFrame(conn, () => encodeExit({ exitCode }));
+      }
+      for (const conn of leaving) conn.close(CloseCode.EXITED, "session exited");
+    } finally {
+      this.ending = false;
     }
   }
 
@@ -331,9 +341,9 @@ export class TerminalStream {
     if (effect.broadcast) {
       this.session.controller = this.session.lease.info;
       this.session.touch(false);
-      this.broadcastControl(attaching);
+      if (!this.ending) this.broadcastControl(attaching);
     }
-    if (effect.solo && effect.solo !== attaching) {
+    if (effect.solo && effect.solo !== attaching && !this.ending) {
       const solo = [...this.connections].find((c) => c === effect.solo);
       solo?.send(this.controlFrame());
     }
