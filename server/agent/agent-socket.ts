@@ -91,12 +91,11 @@ class AgentConnection {
   }
 
   private push(event: AgentEvent): void {
-    if (!this.allowed()) return;
-    this.send({ type: "event", event });
-  }
-
-  private allowed(): boolean {
-    return this.api.enabled && this.api.tokens.isLive(this.principal);
+    if (!this.api.tokens.isLive(this.principal)) {
+      this.close(CLOSE_POLICY, "token expired or revoked");
+      return;
+    }
+    if (this.api.enabled) this.send({ type: "event", event });
   }
 
   private send(frame: AgentServerFrame): void {
