@@ -116,7 +116,11 @@ export class AgentApi {
   }
 
   private track(session: Session): void {
-    const tracker = new CommandTracker(session, () => this.integration?.of(session.id) ?? null);
+    const tracker = new CommandTracker(
+      session,
+      () => this.integration?.of(session.id) ?? null,
+      () => this.events.listenerCount("event") > 0,
+    );
     const runner = new SessionRunner(session, tracker, {
       started: (command) => this.publish("command_started", { pane_id: session.id, command }),
       finished: (command, result, durationMs) =>

@@ -8,7 +8,7 @@ import type { Session } from "../session/session.ts";
 import { Emitter } from "../session/emitter.ts";
 import type { ScanEvent } from "../session/terminal-scanner.ts";
 import { parseMark, type Mark } from "./marks.ts";
-import { OutputCapture } from "./output-capture.ts";
+import { MAX_COMMAND_OUTPUT_BYTES, OutputCapture } from "./output-capture.ts";
 import { outputText } from "./output-text.ts";
 import type { SpawnIntegration } from "./shell-integration.ts";
 
@@ -22,6 +22,9 @@ export const INPUT_READY_QUIET_MS = 50;
 
 /** Most bytes of a command line's echo kept to name a command a person typed (bash sends no E mark). */
 export const MAX_ECHO_BYTES = 64 * 1024;
+
+/** Output kept of a command nobody asked to run, for its `command_finished` event: the end of it. */
+export const EVENT_OUTPUT_BYTES = 64 * 1024;
 
 /** Bracketed paste (DEC private mode 2004): line editors switch it on when they start reading. */
 const BRACKETED_PASTE_MODE = 2004;
@@ -76,9 +79,14 @@ export class CommandTracker {
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly unsubscribe: Array<() => void>;
 
+  /**
+   * @param integrationOf the integration the session's current run was started with
+   * @param eventsWanted whether anyone listens for command events: a person's commands keep no output otherwise
+   */
   constructor(
     readonly session: Session,
     private readonly integrationOf: () => SpawnIntegration | null,
+    private readonly eventsWanted: () => boolean = () => false,
   ) {
     this.unsubscribe = [
       session.events.on("output", (chunk, events) => this.handleOutput(chunk, events)),
@@ -238,7 +246,8 @@ export class CommandTracker {
         const owner = this.typed?.owner ?? null;
         this.typed = null;
         const echoed = this.echo ? outputText(this.echo.text(), true).trim() : "";
-        this.record = { command: owner?.command ?? this.announced ?? echoed, startedAt: now, owner, output: new OutputCapture() };
+        const keep = owner ? MAX_COMMAND_OUTPUT_BYTES : this.eventsWanted() ? EVENT_OUTPUT_BYTES : 0;
+        this.record = { command: owner?.command ?? this.announced ?? echoed, startedAt: now, owner, output: new OutputCapture(keep) };
         this.announced = null;
         this.echo = null;
         this.phase = "running";

@@ -11,7 +11,7 @@ export class OutputCapture {
   constructor(private readonly maxBytes = MAX_COMMAND_OUTPUT_BYTES) {}
 
   append(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
+    if (bytes.length === 0 || this.maxBytes === 0) return;
     // Copy: the PTY may reuse its buffer.
     this.chunks.push(Uint8Array.from(bytes));
     this.size += bytes.length;

@@ -60,6 +60,15 @@ describe("shell integration", () => {
     expect(screen.lines.some((l) => l.startsWith("mine> "))).toBe(true);
   });
 
+  it("integrates again after the session is restarted", async () => {
+    const s = await server("/bin/bash");
+    const h = home({});
+    const pane = (await s.createSession({ command: ["bash"], env: { HOME: h.dir } })).id;
+    expect((await run(s, { pane_id: pane, command: "(exit 3)" })).body).toMatchObject({ method: "shell_integration", exit_code: 3 });
+    expect((await s.api(`/api/sessions/${pane}/restart`, { method: "POST" })).status).toBe(200);
+    expect((await run(s, { pane_id: pane, command: "(exit 4)" })).body).toMatchObject({ method: "shell_integration", exit_code: 4 });
+  });
+
   it("starts any other command exactly as given, driven by prompt detection", async () => {
     const s = await server("/bin/bash");
     const pane = (await s.createSession({ command: ["bash", "--norc", "--noprofile"] })).id;
