@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures.ts";
-import { createSession, logIn, openTerminal, PROMPT, stats, typeInTerminal, waitForText } from "./terminal-helpers.ts";
+import { createSession, logIn, openTerminal, PROMPT, stats, typeInTerminal, waitForText, type PageGlobals } from "./terminal-helpers.ts";
 
 const SCREENSHOTS = join(import.meta.dirname, "..", "test-results", "screenshots");
 
@@ -16,7 +16,10 @@ const VIEWPORTS = [
 ] as const;
 
 async function expectNoSidewaysScroll(page: Page) {
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate(() => {
+    const root = (globalThis as unknown as PageGlobals).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
   expect(overflow).toBeLessThanOrEqual(0);
 }
 
@@ -24,33 +27,46 @@ for (const device of VIEWPORTS) {
   test.describe(device.name, () => {
     test.use({ viewport: device.viewport, isMobile: device.isMobile, hasTouch: device.hasTouch });
 
-    for (const theme of ["dark", "light"] as const) {
-      test(`list and terminal (${theme})`, async ({ page, context, server }) => {
-        await page.emulateMedia({ colorScheme: theme });
-        await createSession(server, { title: "build server", command: ["/usr/bin/bash", "--norc", "--noprofile", "-c", "printf 'compiling 120 files\\nwarning: unused variable\\n'; exit 2"] });
-        const shell = await createSession(server, { title: "agent" });
-        await logIn(context, server);
+    test("list and terminal, dark and light", async ({ page, context, server }) => {
+      await page.emulateMedia({ colorScheme: "dark" });
+      await createSession(server, { title: "build server", command: ["/usr/bin/bash", "--norc", "--noprofile", "-c", "printf 'compiling 120 files\\nwarning: unused variable\\n'; exit 2"] });
+      const shell = await createSession(server, { title: "agent" });
+      await logIn(context, server);
 
-        await openTerminal(page, server, shell.id);
-        await waitForText(page, PROMPT);
-        await typeInTerminal(page, "printf '\\e[1;32mok\\e[0m %s\\n' colours; ls -d /usr/*; printf '\\a'\n");
-        await waitForText(page, /^ok colours$/m);
-        await expectNoSidewaysScroll(page);
-        // The controller's grid fills the box: resizing the page would change it.
-        const { cols, rows } = (await stats(page))!;
-        expect(cols).toBeGreaterThan(device.name === "phone" ? 40 : 120);
-        expect(rows).toBeGreaterThan(device.name === "phone" ? 30 : 35);
-        await page.screenshot({ path: join(SCREENSHOTS, `terminal-${device.name}-${theme}.png`) });
+      await openTerminal(page, server, shell.id);
+      await waitForText(page, PROMPT);
+      await typeInTerminal(page, "printf '\\e[1;32mok\\e[0m %s\\n' colours; ls -d /usr/*; printf '\\a'\n");
+      await waitForText(page, /^ok colours$/m);
+      await expectNoSidewaysScroll(page);
+      // The controller's grid fills the box: resizing the page would change it.
+      const { cols, rows } = (await stats(page))!;
+      expect(cols).toBeGreaterThan(device.name === "phone" ? 40 : 120);
+      expect(rows).toBeGreaterThan(device.name === "phone" ? 30 : 35);
+      await page.screenshot({ path: join(SCREENSHOTS, `terminal-${device.name}-dark.png`) });
+      await page.emulateMedia({ colorScheme: "light" });
+      await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
+      await page.screenshot({ path: join(SCREENSHOTS, `terminal-${device.name}-light.png`) });
 
-        await page.getByRole("link", { name: "Back to sessions" }).click();
-        const rows_ = page.getByRole("list", { name: "Sessions" }).getByRole("listitem");
-        await expect(rows_).toHaveCount(2);
-        await expect(rows_.filter({ hasText: "agent" })).toContainText("attention");
-        await expect(rows_.filter({ hasText: "build server" })).toContainText("exited (2)");
-        await expect(rows_.filter({ hasText: "build server" })).toContainText("warning: unused variable");
+      await page.getByRole("link", { name: "Back to sessions" }).click();
+      const listed = page.getByRole("list", { name: "Sessions" }).getByRole("listitem");
+      await expect(listed).toHaveCount(2);
+      await expect(listed.filter({ hasText: "agent" })).toContainText("attention");
+      await expect(listed.filter({ hasText: "build server" })).toContainText("exited (2)");
+      await expect(listed.filter({ hasText: "build server" })).toContainText("warning: unused variable");
+      await expectNoSidewaysScroll(page);
+      await page.screenshot({ path: join(SCREENSHOTS, `list-${device.name}-light.png`), fullPage: true });
+      await page.emulateMedia({ colorScheme: "dark" });
+      await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+      await page.screenshot({ path: join(SCREENSHOTS, `list-${device.name}-dark.png`), fullPage: true });
+
+      if (device.name === "phone") {
+        // The narrowest phones in use: still one line of header, nothing cut off.
+        await page.setViewportSize({ width: 360, height: 740 });
         await expectNoSidewaysScroll(page);
-        await page.screenshot({ path: join(SCREENSHOTS, `list-${device.name}-${theme}.png`), fullPage: true });
-      });
-    }
+        const button = await page.getByRole("button", { name: "New session" }).boundingBox();
+        expect(button!.x + button!.width).toBeLessThanOrEqual(360);
+        await page.screenshot({ path: join(SCREENSHOTS, "list-phone-360.png") });
+      }
+    });
   });
 }

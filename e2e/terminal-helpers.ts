@@ -4,14 +4,53 @@
  */
 import type { BrowserContext, Page, WebSocket as PwWebSocket } from "@playwright/test";
 import type { SessionInfo } from "../server/contract/types.ts";
-import type { WebmuxDebugTerminal } from "../client/src/terminal/debug-hook.ts";
 import { expect, type WebmuxServer } from "./fixtures.ts";
+
+/**
+ * The client's `window.__webmux` debug hook (client/src/terminal/debug-hook.ts), restated here so
+ * the e2e type check does not pull in the client's DOM code.
+ */
+export type Stats = {
+  bytesReceived: number;
+  opens: number;
+  generation: string | null;
+  offset: number;
+  renderedOffset: number | null;
+  savedOffset: number | null;
+  firstPaintMs: number | null;
+  restoredLocally: boolean;
+  cols: number;
+  rows: number;
+  phase: string;
+  controller: string | null;
+};
+
+/** The page globals the specs read, typed here because the e2e type check has no DOM library. */
+export type PageGlobals = {
+  __webmux?: {
+    clientId: string;
+    terminal: { sessionId: string; clientId: string; text(): string; selection(): string; stats(): Stats; drop(): void } | null;
+  };
+  open(url: string): unknown;
+  location: { href: string };
+  sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+  document: { documentElement: { scrollWidth: number; clientWidth: number } };
+  navigator: { clipboard: { readText(): Promise<string> } };
+};
+
+export function clientIdOf(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as unknown as PageGlobals).__webmux!.clientId);
+}
+
+/** What xterm has selected (find selects its match). */
+export function selectionOf(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as unknown as PageGlobals).__webmux?.terminal?.selection() ?? "");
+}
 
 /** bash without rc files and with a fixed prompt: the same screen on every machine. */
 export const BASH = ["/usr/bin/bash", "--norc", "--noprofile", "-i"];
 export const PROMPT = "$ ";
 
-export type Stats = ReturnType<WebmuxDebugTerminal["stats"]>;
 
 export async function createSession(server: WebmuxServer, body: Record<string, unknown> = {}): Promise<SessionInfo> {
   const response = await server.api("/api/sessions", {
@@ -40,17 +79,17 @@ export async function openTerminal(page: Page, server: WebmuxServer, sessionId: 
   await waitForPhase(page, "live");
 }
 
-export async function waitForPhase(page: Page, phase: string): Promise<void> {
-  await expect.poll(() => stats(page).then((s) => s?.phase ?? null), { message: `terminal phase ${phase}` }).toBe(phase);
+export async function waitForPhase(page: Page, phase: string, timeout?: number): Promise<void> {
+  await expect.poll(() => stats(page).then((s) => s?.phase ?? null), { message: `terminal phase ${phase}`, timeout }).toBe(phase);
 }
 
 export function stats(page: Page): Promise<Stats | null> {
-  return page.evaluate(() => window.__webmux?.terminal?.stats() ?? null);
+  return page.evaluate(() => (globalThis as unknown as PageGlobals).__webmux?.terminal?.stats() ?? null);
 }
 
 /** The whole active buffer, one string per row, trailing blanks trimmed. */
 export async function terminalLines(page: Page): Promise<string[]> {
-  const text = await page.evaluate(() => window.__webmux?.terminal?.text() ?? "");
+  const text = await page.evaluate(() => (globalThis as unknown as PageGlobals).__webmux?.terminal?.text() ?? "");
   return text.split("\n");
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures.ts";
-import { createNodeSession, logIn, openTerminal, pressInTerminal, recordTerminalFrames, stats, typeInTerminal, waitForText } from "./terminal-helpers.ts";
+import { clientIdOf, createNodeSession, logIn, openTerminal, pressInTerminal, recordTerminalFrames, stats, terminalText, typeInTerminal, waitForText } from "./terminal-helpers.ts";
 
 /** Echoes every input chunk as `got:<hex>`; `q` makes it ask for the cursor position, `s` for the colour scheme. */
 const ECHO_PROGRAM = `
@@ -24,7 +24,7 @@ const SHIFT_F3 = "\x1b[1;2R";
 
 /** Every `got:` line the program printed, in order. */
 async function received(page: Page): Promise<string[]> {
-  const text = await page.evaluate(() => window.__webmux!.terminal!.text());
+  const text = await terminalText(page);
   return [...text.matchAll(/^got:([0-9a-f]+)$/gm)].map((m) => m[1]!);
 }
 
@@ -41,7 +41,7 @@ test("Shift+F3 reaches the program as input; a cursor position report goes as an
   await openTerminal(controller, server, session.id);
   await waitForText(controller, /^ready$/m);
   await openTerminal(observer, server, session.id);
-  const controllerId = await controller.evaluate(() => window.__webmux!.clientId);
+  const controllerId = await clientIdOf(controller);
   expect((await stats(observer))?.controller).toBe(controllerId);
 
   // The program asks where the cursor is: both terminals answer, only the controller's answer counts.
@@ -60,7 +60,7 @@ test("Shift+F3 reaches the program as input; a cursor position report goes as an
   await expect.poll(() => received(controller)).toEqual([hex("q"), report, hex(SHIFT_F3)]);
   const keyFrames = observerFrames.sent.filter((f) => f.opcode === 0x00);
   expect(keyFrames.map((f) => f.payload.subarray(1).toString())).toEqual([SHIFT_F3]);
-  const observerId = await observer.evaluate(() => window.__webmux!.clientId);
+  const observerId = await clientIdOf(observer);
   await expect.poll(() => stats(controller).then((s) => s?.controller)).toBe(observerId);
 
   await controllerContext.close();

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
-import { BASH, createSession, logIn, openTerminal, PROMPT, recordTerminalFrames, stats, terminalLines, typeInTerminal, waitForText } from "./terminal-helpers.ts";
+import { BASH, createSession, logIn, openTerminal, PROMPT, recordTerminalFrames, selectionOf, stats, terminalLines, typeInTerminal, waitForPhase, waitForText } from "./terminal-helpers.ts";
 
 let dir: string;
 test.beforeEach(async () => {
@@ -63,6 +63,8 @@ test("a reload after 5 MB of output transfers only the bytes printed since the s
   expect(frames.receivedBytes()).toBeLessThan(4_096);
   const lines = await terminalLines(page);
   expect(lines).toContain("799999");
+  // The local copy keeps recent history only, and says so where it starts.
+  expect(lines.find((line) => line !== "")).toBe("··· earlier output truncated ···");
 });
 
 test.describe("with a small ring", () => {
@@ -94,7 +96,7 @@ test.describe("with a small ring", () => {
     await page.getByRole("button", { name: "Find" }).click();
     await page.getByRole("searchbox", { name: "Find in terminal" }).fill("earlier output truncated");
     await page.getByRole("searchbox", { name: "Find in terminal" }).press("Enter");
-    await expect.poll(() => page.evaluate(() => window.__webmux!.terminal!.selection())).toBe("earlier output truncated");
+    await expect.poll(() => selectionOf(page)).toBe("earlier output truncated");
     await expect(page.getByText("No match")).toBeHidden();
   });
 });
@@ -116,7 +118,7 @@ test("vim looks the same after a reload (local copy) and in a fresh tab (server 
   expect(before[0]).not.toBe("alpha");
 
   await page.reload();
-  await page.waitForFunction(() => window.__webmux?.terminal?.stats().phase === "live");
+  await waitForPhase(page, "live");
   expect((await stats(page))?.restoredLocally).toBe(true);
   expect(await terminalLines(page)).toEqual(before);
 

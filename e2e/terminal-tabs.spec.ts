@@ -1,6 +1,7 @@
 /** Several tabs on one session: one controls, the others watch at its grid; identity per tab. */
+import { join } from "node:path";
 import { expect, test } from "./fixtures.ts";
-import { createSession, logIn, openTerminal, PROMPT, stats, typeInTerminal, waitForText } from "./terminal-helpers.ts";
+import { clientIdOf, createSession, logIn, openTerminal, PROMPT, stats, typeInTerminal, waitForPhase, waitForText, type PageGlobals } from "./terminal-helpers.ts";
 
 test("a second tab watches live at the controller's grid and takes control by typing", async ({ context, server }) => {
   const session = await createSession(server);
@@ -9,14 +10,14 @@ test("a second tab watches live at the controller's grid and takes control by ty
   await first.setViewportSize({ width: 1280, height: 800 });
   await openTerminal(first, server, session.id);
   await waitForText(first, PROMPT);
-  const firstId = await first.evaluate(() => window.__webmux!.clientId);
+  const firstId = await clientIdOf(first);
   const wide = (await stats(first))!;
   expect(wide.controller).toBe(firstId);
 
   const second = await context.newPage();
   await second.setViewportSize({ width: 390, height: 844 });
   await openTerminal(second, server, session.id);
-  const secondId = await second.evaluate(() => window.__webmux!.clientId);
+  const secondId = await clientIdOf(second);
   expect(secondId).not.toBe(firstId);
   // An observer shows the controller's grid, not its own box, and says who controls.
   await expect.poll(() => stats(second).then((s) => s && [s.cols, s.rows])).toEqual([wide.cols, wide.rows]);
@@ -26,6 +27,7 @@ test("a second tab watches live at the controller's grid and takes control by ty
 
   await typeInTerminal(first, "echo from-first\n");
   await waitForText(second, /^from-first$/m);
+  await second.screenshot({ path: join(import.meta.dirname, "..", "test-results", "screenshots", "terminal-phone-observer.png") });
 
   // Typing takes control: the second tab's terminal now fits its own (narrow) box, and the first follows it.
   await typeInTerminal(second, "echo from-second\n");
@@ -47,21 +49,24 @@ test("a duplicated tab takes a new client ID while a reload keeps it", async ({ 
   const session = await createSession(server);
   await logIn(context, server);
   await openTerminal(page, server, session.id);
-  const original = await page.evaluate(() => window.__webmux!.clientId);
+  const original = await clientIdOf(page);
 
   // window.open copies sessionStorage into the new tab, as "Duplicate tab" does.
-  await page.evaluate(() => sessionStorage.setItem("copied-probe", "yes"));
-  const [duplicate] = await Promise.all([page.waitForEvent("popup"), page.evaluate(() => window.open(window.location.href))]);
-  await duplicate.waitForFunction(() => window.__webmux?.terminal?.stats().phase === "live");
-  expect(await duplicate.evaluate(() => sessionStorage.getItem("copied-probe"))).toBe("yes");
-  const copied = await duplicate.evaluate(() => window.__webmux!.clientId);
+  await page.evaluate(() => (globalThis as unknown as PageGlobals).sessionStorage.setItem("copied-probe", "yes"));
+  const [duplicate] = await Promise.all([page.waitForEvent("popup"), page.evaluate(() => {
+      const page = globalThis as unknown as PageGlobals;
+      page.open(page.location.href);
+    })]);
+  await waitForPhase(duplicate, "live");
+  expect(await duplicate.evaluate(() => (globalThis as unknown as PageGlobals).sessionStorage.getItem("copied-probe"))).toBe("yes");
+  const copied = await clientIdOf(duplicate);
   expect(copied).not.toBe(original);
   // The copy attached as a client of its own: it watches, the original still controls.
   expect((await stats(duplicate))?.controller).toBe(original);
 
   await page.reload();
-  await page.waitForFunction(() => window.__webmux?.terminal?.stats().phase === "live");
-  expect(await page.evaluate(() => window.__webmux!.clientId)).toBe(original);
+  await waitForPhase(page, "live");
+  expect(await clientIdOf(page)).toBe(original);
   // Reattached under the same ID, it is still the controller.
   expect((await stats(page))?.controller).toBe(original);
 });

@@ -11,7 +11,8 @@ import { Login } from "./views/Login.tsx";
 type View =
   | { name: "checking" }
   | { name: "login" }
-  | { name: "ready"; sessions: SessionInfo[] }
+  /** `sessions` null: not fetched (a terminal opened directly); the list's socket brings them */
+  | { name: "ready"; sessions: SessionInfo[] | null }
   | { name: "unreachable"; message: string };
 
 /** Where the address bar points: `/` is the list, `/s/{id}` a terminal. */
@@ -75,6 +76,10 @@ export function App(props: { clientId: string }) {
       } catch {
         // A stale or wrong token in a link: the probe below shows Login.
       }
+    } else if (route().name === "terminal") {
+      // Paint the terminal without a round trip first: its socket reports a 401 (through the Api).
+      setView({ name: "ready", sessions: null });
+      return;
     }
     await probe();
   });
@@ -108,7 +113,7 @@ export function App(props: { clientId: string }) {
             <Match when={currentRoute().name === "list"}>
               <SessionListPage
                 api={api}
-                initial={sessions()}
+                initial={sessions().initial}
                 clientId={props.clientId}
                 label={label}
                 setLabel={(next) => setLabel(saveDeviceLabel(next))}
@@ -135,8 +140,8 @@ export function App(props: { clientId: string }) {
   );
 }
 
-function readySessions(view: View): SessionInfo[] | false {
-  return view.name === "ready" && view.sessions;
+function readySessions(view: View): { initial: SessionInfo[] | null } | false {
+  return view.name === "ready" && { initial: view.sessions };
 }
 
 function terminalId(route: Route): string | false {

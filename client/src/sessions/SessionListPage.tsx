@@ -9,7 +9,8 @@ import { SessionRow } from "./SessionRow.tsx";
 
 export type SessionListProps = {
   api: Api;
-  initial: SessionInfo[];
+  /** null: not known yet (the live feed's snapshot brings it) */
+  initial: SessionInfo[] | null;
   clientId: string;
   label: () => string;
   setLabel: (label: string) => void;
@@ -126,7 +127,10 @@ export function SessionListPage(props: SessionListProps) {
           </p>
         )}
       </Show>
-      <Show when={feed.sessions().length > 0} fallback={<p class="empty">No sessions yet. Start one with “New session”.</p>}>
+      <Show
+        when={feed.sessions().length > 0}
+        fallback={<p class="empty">{feed.known() ? "No sessions yet. Start one with “New session”." : "Loading…"}</p>}
+      >
         <ul class="sessions" aria-label="Sessions">
           <For each={feed.sessions()}>
             {(session) => <SessionRow session={session} api={props.api} feed={feed} clientId={props.clientId} onOpen={props.onOpen} />}

@@ -17,6 +17,8 @@ export type SessionFeed = {
   sessions: Accessor<SessionInfo[]>;
   /** the socket is open and its snapshot arrived */
   live: Accessor<boolean>;
+  /** some list (initial, snapshot or HTTP fallback) has arrived: an empty list means "none" */
+  known: Accessor<boolean>;
   /** an HTTP answer about one session (create, rename, restart): shown unless the feed knows newer */
   apply(session: SessionInfo): void;
   forget(id: string): void;
@@ -43,9 +45,10 @@ export function sessionListUrl(base: string = window.location.href): string {
   return url.toString();
 }
 
-export function createSessionFeed(api: Api, initial: SessionInfo[] = []): SessionFeed {
-  const [sessions, setSessions] = createSignal<SessionInfo[]>([...initial].sort(byCreation));
+export function createSessionFeed(api: Api, initial: SessionInfo[] | null = null): SessionFeed {
+  const [sessions, setSessions] = createSignal<SessionInfo[]>([...(initial ?? [])].sort(byCreation));
   const [live, setLive] = createSignal(false);
+  const [known, setKnown] = createSignal(initial !== null);
   let socket: WebSocket | null = null;
   let attempt = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -69,6 +72,7 @@ export function createSessionFeed(api: Api, initial: SessionInfo[] = []): Sessio
       if (event.type === "snapshot") {
         attempt = 0;
         setLive(true);
+        setKnown(true);
         void pruneScreens(new Set(event.sessions.map((s) => s.id)));
       }
     };
@@ -85,7 +89,9 @@ export function createSessionFeed(api: Api, initial: SessionInfo[] = []): Sessio
   async function fallBack(): Promise<void> {
     try {
       const list = await api.listSessions();
-      if (!closed && !live()) setSessions([...list].sort(byCreation));
+      if (closed || live()) return;
+      setSessions([...list].sort(byCreation));
+      setKnown(true);
     } catch (error) {
       if (isUnauthorized(error)) close();
     }
@@ -121,6 +127,7 @@ export function createSessionFeed(api: Api, initial: SessionInfo[] = []): Sessio
   return {
     sessions,
     live,
+    known,
     apply(session) {
       setSessions((list) => {
         const known = list.find((s) => s.id === session.id);

@@ -115,7 +115,7 @@ export function TerminalPage(props: TerminalPageProps) {
         )}
       </Show>
       <div class="term-box">
-        <div class="term-host" ref={host} />
+        <div class="term-host" classList={{ "term-host--offscreen": view()?.writingScreen() ?? false }} ref={host} />
         <Show when={view()?.replaying()}>
           <div class="term-overlay" role="status">
             Restoring…

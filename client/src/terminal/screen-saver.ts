@@ -11,11 +11,18 @@ import type { Terminal } from "@xterm/xterm";
 import type { SerializeAddon } from "@xterm/addon-serialize";
 import type { ResumePoint } from "../../../server/contract/stream-tracker.ts";
 import { saveScreen, type StoredScreen } from "../storage/screen-store.ts";
+import { TRUNCATION_MARKER_SEQUENCE } from "./plain-text.ts";
 
-/** Save this long after the last output, so a burst ends up in one save. */
-export const SAVE_IDLE_MS = 300;
+/** Save this long after the last output, so a burst (or a typed word) ends up in one save. */
+export const SAVE_IDLE_MS = 500;
 /** …but no later than this after the first unsaved output: a reload mid-flood replays only this much. */
-export const SAVE_MAX_DELAY_MS = 3_000;
+export const SAVE_MAX_DELAY_MS = 5_000;
+/**
+ * History kept in the copy. Serializing is one main-thread task that grows with the lines: 2 000
+ * lines take tens of milliseconds (12 000, the live scrollback, take hundreds) and parse back fast
+ * enough for an instant reload. The screen itself is always kept whole.
+ */
+export const STORED_SCROLLBACK_LINES = 2_000;
 
 export type ScreenSaverStats = {
   /** the offset of the last copy written to IndexedDB, null before the first */
@@ -59,10 +66,15 @@ export function createScreenSaver(options: ScreenSaverOptions): ScreenSaver {
     firstUnsavedAt = null;
     if (disposed || point === null || same(point, saved)) return;
     const { terminal } = options;
+    // History cut here gets the same marker as history the server dropped.
+    const cut = terminal.buffer.normal.length - terminal.rows > STORED_SCROLLBACK_LINES;
     const screen: StoredScreen = {
       generation: point.generation,
       offset: point.offset,
-      serialized: options.serializer.serialize() + options.extraState(),
+      serialized:
+        (cut ? TRUNCATION_MARKER_SEQUENCE : "") +
+        options.serializer.serialize({ scrollback: STORED_SCROLLBACK_LINES }) +
+        options.extraState(),
       cols: terminal.cols,
       rows: terminal.rows,
       savedAt: Date.now(),

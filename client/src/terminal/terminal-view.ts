@@ -59,6 +59,11 @@ export type TerminalView = {
   isController: Accessor<boolean>;
   /** a full replay is being written: cover the terminal */
   replaying: Accessor<boolean>;
+  /**
+   * a whole screen (replay or local copy) is being written: keep the terminal out of the viewport,
+   * which pauses xterm's renderer (it watches its own visibility) so the parse runs at full speed
+   */
+  writingScreen: Accessor<boolean>;
   exitCode: Accessor<number | null>;
   takeControl(): void;
   restart(): Promise<void>;
@@ -88,6 +93,9 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   const [control, setControl] = createSignal<ControlPayload | null>(null);
   const [session, setSession] = createSignal<SessionInfo | null>(null);
   const [replaying, setReplaying] = createSignal(false);
+  const [writingReplay, setWritingReplay] = createSignal(false);
+  const [writingCopy, setWritingCopy] = createSignal(false);
+  const writingScreen = () => writingReplay() || writingCopy();
   const [exitCode, setExitCode] = createSignal<number | null>(null);
   const isController = () => control()?.controller?.clientId === clientId;
 
@@ -164,6 +172,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     chunk.set(prefix);
     chunk.set(data, prefix.length);
     writeAt(chunk, at.generation, at.end, () => {
+      setWritingReplay(false);
       hideOverlay();
       awaitingPaint = firstPaintMs === null;
     });
@@ -177,7 +186,10 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
         return;
       case "position":
         position = message.position;
-        if (message.position.mode === "reset") showOverlaySoon();
+        if (message.position.mode === "reset") {
+          setWritingReplay(true);
+          showOverlaySoon();
+        }
         return;
       case "snapshot":
         onSnapshot(message.data);
@@ -199,10 +211,12 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
 
   function onPhase(next: ConnectionPhase): void {
     if (next.phase === "connecting") attachedThisSocket = false;
-    if (next.phase === "stopped") {
+    // A socket lost between a reset position and its snapshot leaves the old screen in place.
+    if (next.phase === "connecting" || next.phase === "waiting" || next.phase === "stopped") {
+      setWritingReplay(false);
       hideOverlay();
-      if (next.reason === "not_found") void forgetScreen(sessionId);
     }
+    if (next.phase === "stopped" && next.reason === "not_found") void forgetScreen(sessionId);
     setPhase(next);
   }
 
@@ -224,7 +238,11 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     if (stored) {
       restoredLocally = true;
       terminal.resize(stored.cols, stored.rows);
-      writeAt(stored.serialized, stored.generation, stored.offset, () => (awaitingPaint = firstPaintMs === null));
+      setWritingCopy(true);
+      writeAt(stored.serialized, stored.generation, stored.offset, () => {
+        setWritingCopy(false);
+        awaitingPaint = firstPaintMs === null;
+      });
     }
     connection = makeTerminalConnection({
       sessionId,
@@ -268,6 +286,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     session,
     isController,
     replaying,
+    writingScreen,
     exitCode,
     takeControl: () => connection?.takeControl(),
     async restart() {
