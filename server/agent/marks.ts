@@ -9,7 +9,7 @@
  *   133;B;webmux=<nonce>              prompt end, input begins
  *   133;C;webmux=<nonce>              the command line starts executing
  *   133;D;<exit>;webmux=<nonce>       the command finished with status <exit>
- *   633;E;<escaped line>;webmux=<nonce>  the command line (`\\` and `\xNN` escapes)
+ *   633;E;<escaped line>;webmux=<nonce>  the command line (zsh; `\\` and `\xNN` escapes)
  *   633;P;Integration=none;webmux=<nonce>  this shell cannot integrate (bash < 4.4)
  */
 

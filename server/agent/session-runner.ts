@@ -191,13 +191,14 @@ export class SessionRunner {
     this.active = job;
     try {
       const prompt = await this.waitForPrompt(job);
-      if (prompt === null || job.settled) return;
+      if (job.settled) return;
+      if (prompt === null) throw new ApiError(ErrorCode.NOT_FOUND, `session ${this.session.id} has exited`);
       this.prompt = prompt;
       const style = { bracketedPaste: this.session.scanner.bracketedPaste, ansiCQuoting: false };
       const line = commandLine(job.request, style);
       const capture = new OutputCapture();
       const off = this.session.events.on("output", (chunk) => capture.append(chunk));
-            job.partialOutput = () => promptDetectedOutput(capture.text(), prompt, job.request.stripAnsi);
+      job.partialOutput = () => promptDetectedOutput(capture.text(), prompt, job.request.stripAnsi);
       try {
         job.typedAt = Date.now();
         this.detected.started(job.command);

@@ -2,7 +2,7 @@
  * Shell integration: when a session starts an interactive bash or zsh, webmux makes it
  * load ./shell/webmux.bash or ./shell/webmux.zsh after the user's own startup files, so
  * that it reports prompt and command boundaries (OSC 133 A/B/C/D with the real exit
- * status), the command line (OSC 633 E) and its directory (OSC 7). Nothing of the user's
+ * status), the command line (zsh: OSC 633 E) and its directory (OSC 7). Nothing of the user's
  * is touched: the scripts are copied into the data dir and reached through
  *
  * - bash: `bash --rcfile <data dir>/shell-integration/bash/webmux.bashrc -i`. `--rcfile`
