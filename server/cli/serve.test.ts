@@ -45,7 +45,7 @@ describe("webmux serve", () => {
     expect(run.out().trim().split("\n")).toEqual([`listening on ${url}`]);
     expect(url).not.toMatch(/:0$/);
     const stored = JSON.parse(readFileSync(join(dataDir, "global-token.json"), "utf8")) as { token: string };
-    expect(run.err()).toContain(`${url}/?token=${encodeURIComponent(stored.token)}`);
+    await waitFor(() => run.err().includes(`${url}/?token=${encodeURIComponent(stored.token)}`), { message: "login link on stderr" });
     const res = await fetch(`${url}/api/sessions`, { headers: { authorization: `Bearer ${stored.token}` } });
     expect(res.status).toBe(200);
     run.proc.kill("SIGTERM");
