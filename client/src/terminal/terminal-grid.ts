@@ -33,20 +33,29 @@ export class TerminalGrid {
     this.observer.observe(host);
   }
 
-  /** A 0x06 arrived (attach, control or size change, or this connection became its client's effective one). */
-  apply(control: ControlPayload): void {
+  /**
+   * A 0x06 arrived (attach, control or size change, or this connection became its client's
+   * effective one). During a replay everyone writes at the grid the history was produced for;
+   * the controller fits its box once the replay is written (`replayWritten`).
+   */
+  apply(control: ControlPayload, replaying: boolean): void {
     this.control = control;
-    if (this.deps.isController()) {
+    if (this.deps.isController() && !replaying) {
       this.fit();
       return;
     }
     const { cols, rows } = control;
     // In stream order: output after this frame was produced for the new grid.
     this.terminal.write("", () => {
-      if (!this.deps.isController() && (this.terminal.cols !== cols || this.terminal.rows !== rows)) {
+      if ((replaying || !this.deps.isController()) && (this.terminal.cols !== cols || this.terminal.rows !== rows)) {
         this.terminal.resize(cols, rows);
       }
     });
+  }
+
+  /** The replay ended (0x02): once xterm has parsed it, the controller's terminal fills its box. */
+  replayWritten(): void {
+    this.terminal.write("", () => this.fit());
   }
 
   /** The grid that fills the box, or null while the box has no size (hidden, not laid out). */

@@ -109,6 +109,8 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   let overlayTimer: ReturnType<typeof setTimeout> | null = null;
   /** the first control frame of each socket is its attach */
   let attachedThisSocket = false;
+  /** the first status frame of each socket ends its replay */
+  let sawStatusThisSocket = false;
   const submitListeners = new Set<(status: SubmitStatusPayload) => void>();
 
   terminal.open(options.host);
@@ -159,7 +161,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     setControl(next);
     const attach = !attachedThisSocket;
     attachedThisSocket = true;
-    grid.apply(next);
+    grid.apply(next, !sawStatusThisSocket);
     if (next.colorSchemeReports && (attach || (!wasController && isController()))) reportScheme();
   }
 
@@ -198,6 +200,10 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
         writeAt(message.data, tracker.generation!, tracker.offset);
         return;
       case "status":
+        if (!sawStatusThisSocket) {
+          sawStatusThisSocket = true;
+          grid.replayWritten();
+        }
         setSession(message.session);
         return;
       case "exit":
@@ -210,7 +216,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   }
 
   function onPhase(next: ConnectionPhase): void {
-    if (next.phase === "connecting") attachedThisSocket = false;
+    if (next.phase === "connecting") attachedThisSocket = sawStatusThisSocket = false;
     // A socket lost between a reset position and its snapshot leaves the old screen in place.
     if (next.phase === "connecting" || next.phase === "waiting" || next.phase === "stopped") {
       setWritingReplay(false);
