@@ -86,6 +86,11 @@ describe("a read-only token", () => {
     const observer = await TerminalClient.connect(server.url, pane, { token: reader.token, client: "read-only-client" });
     await observer.waitForFrames((frames) => frames.some((f) => f.type === "status"));
     observer.type("echo readonly-$((6*7))\r");
+    // A resync is answered after every earlier frame of this connection was handled: the input has been seen by then.
+    const positions = () => observer.frames.filter((f) => f.type === "position").length;
+    const before = positions();
+    observer.resync();
+    await observer.waitForFrames(() => positions() > before);
     const marker = await run(server, { pane_id: pane, command: "echo marker-$((2*3))" });
     expect(marker.body.stdout).toBe("marker-6\n");
     const screen = await get<AgentReadResponse>(server, `/api/agent/read?pane_id=${pane}&scrollback=100`);
@@ -130,6 +135,7 @@ describe("run concurrency", () => {
       run(server, { pane_id: blocked, command: i === 0 ? `read -r line < ${gate}` : `echo c${i}` }, c.token, caller.signal).catch((err: Error) => err),
     );
     await waitFor(() => server.agent.slots.used(c.id) === 10, { message: "ten runs of token C accepted" });
+    await waitFor(() => server.agent.trackerOf(blocked)?.running, { message: "the first run's command running" });
     expect((await run(server, { pane_id: other, command: "true" }, c.token)).status).toBe(429);
 
     callers[0]!.abort(); // the caller of the running command goes away
