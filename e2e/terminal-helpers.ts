@@ -13,6 +13,7 @@ import { expect, type WebmuxServer } from "./fixtures.ts";
 export type Stats = {
   bytesReceived: number;
   opens: number;
+  waits: number;
   generation: string | null;
   offset: number;
   renderedOffset: number | null;

@@ -67,32 +67,40 @@ test("a network drop mid-output resumes with exactly the missing bytes", async (
   const positions = frames.received.filter((f) => f.opcode === 0x04).map((f) => JSON.parse(f.payload.subarray(1).toString()));
   expect(positions.map((p) => p.mode)).toEqual(["reset", "append"]);
   expect(positions[1].start).toBe(cutAt);
+  expect((await stats(page))?.waits).toBe(1);
   await expect(page.getByRole("status").filter({ hasText: "Restoring" })).toBeHidden();
 });
 
-test("a socket the server side closes mid-output is reconnected and resumed", async ({ page, context, server }) => {
-  const session = await createNodeSession(server, COUNTER);
-  await logIn(context, server);
-  let connections = 0;
-  // Between page and server: the first connection is closed (1011) after 40 frames, mid-output.
-  await page.routeWebSocket(/\/ws\/s\//, (ws) => {
-    const upstream = ws.connectToServer();
-    const cut = ++connections === 1;
-    let frames = 0;
-    upstream.onMessage((message) => {
-      ws.send(message);
-      if (cut && ++frames === 40) {
-        void ws.close({ code: 1011, reason: "test: server went away" });
-        void upstream.close();
-      }
+for (const { code, why, waits } of [
+  { code: 1011, why: "an internal error", waits: 1 },
+  { code: 4408, why: "too slow (4408: reconnect at once)", waits: 0 },
+]) {
+  test(`a socket the server side closes mid-output with ${why} is reconnected and resumed`, async ({ page, context, server }) => {
+    const session = await createNodeSession(server, COUNTER);
+    await logIn(context, server);
+    let connections = 0;
+    // Between page and server: the first connection is closed after 40 frames, mid-output.
+    await page.routeWebSocket(/\/ws\/s\//, (ws) => {
+      const upstream = ws.connectToServer();
+      const cut = ++connections === 1;
+      let frames = 0;
+      upstream.onMessage((message) => {
+        ws.send(message);
+        if (cut && ++frames === 40) {
+          void ws.close({ code, reason: "test: closed by the server side" });
+          void upstream.close();
+        }
+      });
     });
+    await openTerminal(page, server, session.id);
+    await waitForText(page, "press g");
+    await typeInTerminal(page, "g");
+    await expectEveryLineOnce(page);
+    expect(connections).toBe(2);
+    // Backoff after a drop; 4408 asks for an immediate reconnect.
+    expect((await stats(page))?.waits).toBe(waits);
   });
-  await openTerminal(page, server, session.id);
-  await waitForText(page, "press g");
-  await typeInTerminal(page, "g");
-  await expectEveryLineOnce(page);
-  expect(connections).toBe(2);
-});
+}
 
 test("a session that does not exist (4404) says so and is not retried", async ({ page, context, server }) => {
   await logIn(context, server);

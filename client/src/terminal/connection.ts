@@ -46,6 +46,8 @@ export type ConnectionStats = {
   bytesReceived: number;
   /** sockets opened */
   opens: number;
+  /** times a reconnect waited (backoff or offline) instead of connecting at once */
+  waits: number;
 };
 
 export type TerminalConnection = {
@@ -83,7 +85,7 @@ export function terminalSocketUrl(options: Pick<TerminalConnectionOptions, "sess
 
 export function makeTerminalConnection(options: TerminalConnectionOptions): TerminalConnection {
   const tracker = new StreamTracker(options.resume);
-  const stats: ConnectionStats = { bytesReceived: 0, opens: 0 };
+  const stats: ConnectionStats = { bytesReceived: 0, opens: 0, waits: 0 };
   let socket: WebSocket | null = null;
   let opened = false;
   let reachedLive = false;
@@ -159,6 +161,7 @@ export function makeTerminalConnection(options: TerminalConnectionOptions): Term
 
   function scheduleRetry(): void {
     clearRetry();
+    stats.waits += 1;
     const offline = !navigator.onLine;
     const delay = StreamTracker.backoffDelay(attempt);
     setPhase({ phase: "waiting", attempt, offline, retryInMs: offline ? 0 : delay });

@@ -41,6 +41,7 @@ export type TerminalViewOptions = {
 export type TerminalViewStats = {
   bytesReceived: number;
   opens: number;
+  waits: number;
   generation: string | null;
   offset: number;
   renderedOffset: number | null;
@@ -323,6 +324,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     stats: () => ({
       bytesReceived: connection?.stats.bytesReceived ?? 0,
       opens: connection?.stats.opens ?? 0,
+      waits: connection?.stats.waits ?? 0,
       generation: connection?.tracker.generation ?? null,
       offset: connection?.tracker.offset ?? 0,
       renderedOffset,
