@@ -2,7 +2,7 @@
 import type { Page } from "@playwright/test";
 import type { SessionInfo } from "../server/contract/types.ts";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
-import { createSession, logIn, openTerminal, waitForPhase } from "./terminal-helpers.ts";
+import { createSession, logIn, openTerminal, stats, waitForPhase } from "./terminal-helpers.ts";
 
 const rows = (page: Page) => page.getByRole("list", { name: "Sessions" }).getByRole("listitem");
 const row = (page: Page, id: string) => page.locator(`li[data-session-id="${id}"]`);
@@ -73,20 +73,29 @@ test("create with a command, rename, restart and delete (with confirmation)", as
   expect(await info(server, created!.id)).toBeNull();
 });
 
-test("a row opens its terminal and the back button returns to the list", async ({ page, context, server }) => {
-  const session = await createSession(server, { title: "opener" });
+test("a row opens its terminal, the back button returns to the list, history moves between terminals", async ({ page, context, server }) => {
+  const first = await createSession(server, { title: "first" });
+  const second = await createSession(server, { title: "second" });
   await logIn(context, server);
   await page.goto(server.url + "/");
-  await row(page, session.id).getByRole("link").click();
-  await expect(page).toHaveURL(`${server.url}/s/${session.id}`);
+  await row(page, first.id).getByRole("link").click();
+  await expect(page).toHaveURL(`${server.url}/s/${first.id}`);
   await waitForPhase(page, "live");
-  await expect(page.getByRole("heading", { level: 1 })).toHaveText("opener");
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("first");
   await page.getByRole("link", { name: "Back to sessions" }).click();
   await expect(page).toHaveURL(`${server.url}/`);
-  await expect(row(page, session.id)).toBeVisible();
-  // The browser's back button works the same way.
-  await page.goBack();
+  await row(page, second.id).getByRole("link").click();
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("second");
   await waitForPhase(page, "live");
+
+  // Straight from one terminal to the other: the page is rebuilt for the other session.
+  await page.evaluate(() => (globalThis as unknown as { history: { go(n: number): void } }).history.go(-2));
+  await expect(page).toHaveURL(`${server.url}/s/${first.id}`);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("first");
+  await expect.poll(() => stats(page).then((s) => s && [s.phase, s.generation])).toEqual(["live", first.generation]);
+  await page.goBack();
+  await expect(page).toHaveURL(`${server.url}/`);
+  await expect(row(page, first.id)).toBeVisible();
 });
 
 test("the device label is editable and is what other tabs see", async ({ page, context, server }) => {

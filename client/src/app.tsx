@@ -98,11 +98,12 @@ export function App(props: { clientId: string }) {
       <Match when={readySessions(view())}>
         {(sessions) => (
           <Switch>
-            <Match when={terminalId(currentRoute())}>
+            {/* keyed: another session is another page, with its own terminal and connection */}
+            <Match when={terminalId(currentRoute())} keyed>
               {(id) => (
                 <TerminalPage
                   api={api}
-                  sessionId={id()}
+                  sessionId={id}
                   clientId={props.clientId}
                   label={label}
                   theme={theme}
