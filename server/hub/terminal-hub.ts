@@ -9,9 +9,16 @@ import { TerminalConnection } from "./terminal-connection.ts";
 import { parseTerminalQuery } from "./terminal-query.ts";
 import { TerminalStream } from "./terminal-stream.ts";
 
+/**
+ * Why a terminal attach must close at once instead (a hybrid session whose agent is at its chat
+ * end closes with 4409), or null to attach.
+ */
+export type AttachGate = (sessionId: string) => { code: number; reason: string } | null;
+
 /** `/ws/s/{id}`: attaches WebSockets to sessions, one TerminalStream per session with connections. */
 export class TerminalHub {
   private readonly streams = new Map<string, TerminalStream>();
+  private gate: AttachGate = () => null;
 
   constructor(
     private readonly registry: SessionRegistry,
@@ -26,6 +33,11 @@ export class TerminalHub {
     });
   }
 
+  /** Let another layer (hybrid sessions) refuse attaches to some sessions. */
+  setAttachGate(gate: AttachGate): void {
+    this.gate = gate;
+  }
+
   register(app: App): void {
     app.websocket("/ws/s/:id", (req, socket, head, { params, url, auth }) => {
       if (!can(auth.principal, "terminal:read")) {
@@ -37,6 +49,11 @@ export class TerminalHub {
         const session = isValidSessionId(id) ? this.registry.get(id) : undefined;
         if (!session) {
           ws.close(CloseCode.NOT_FOUND, "session not found");
+          return;
+        }
+        const refusal = this.gate(session.id);
+        if (refusal) {
+          ws.close(refusal.code, refusal.reason);
           return;
         }
         const query = parseTerminalQuery(url.searchParams);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute } from "node:path";
-import type { SessionInfo } from "../contract/types.ts";
+import type { HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
 import { Emitter } from "./emitter.ts";
 import { Session } from "./session.ts";
@@ -22,6 +22,11 @@ export type CreateSessionOptions = {
   cols?: number;
   rows?: number;
   title?: string;
+  /**
+   * A hybrid session (HYBRID.md): the agent side that `info()` shows. Its program is not started
+   * here; the hybrid layer starts each terminal run itself, with that run's command.
+   */
+  hybrid?: () => HybridInfo;
 };
 
 export type RegistryOptions = {
@@ -93,13 +98,16 @@ export class SessionRegistry {
       bufferBytes: this.options.bufferBytes,
       spawnPty: this.spawnFor(id),
       nextGeneration: this.nextGeneration,
+      hybrid: request.hybrid,
     });
     session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
-    try {
-      session.start();
-    } catch (err) {
-      void session.dispose();
-      throw new InvalidSessionRequest(`cannot start ${command[0]}: ${(err as Error).message}`);
+    if (!request.hybrid) {
+      try {
+        session.start();
+      } catch (err) {
+        void session.dispose();
+        throw new InvalidSessionRequest(`cannot start ${command[0]}: ${(err as Error).message}`);
+      }
     }
     this.sessions.set(id, session);
     this.events.emit("created", session);

@@ -1,4 +1,4 @@
-import type { ControllerInfo, SessionInfo } from "../contract/types.ts";
+import type { ControllerInfo, HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
 import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
 import { ControllerLease } from "./controller-lease.ts";
@@ -25,6 +25,8 @@ export type SessionOptions = {
   spawnPty: SpawnPty;
   /** A fresh generation id for each run, unique across server runs. */
   nextGeneration: () => string;
+  /** A hybrid session's agent side (HYBRID.md), part of `info()`; absent for plain sessions. */
+  hybrid?: () => HybridInfo;
 };
 
 /** Everything a subscriber (the hub) needs to follow a session's output, in order. */
@@ -66,7 +68,9 @@ export class Session {
   private userTitle: string | null;
   private programTitle: string | null = null;
   private currentCwd: string | null;
-  private _generation = "";
+  private _generation: string;
+  /** the generation drawn at birth has not been used by a run yet */
+  private firstRunPending = true;
   private _status: "running" | "exited" = "exited";
   private _exitCode: number | null = null;
   private _cols: number;
@@ -89,6 +93,9 @@ export class Session {
     this.currentCwd = options.cwd;
     this._cols = options.cols;
     this._rows = options.rows;
+    // A session has a generation from birth, so one whose program has not started yet (a hybrid
+    // session parked at its chat end) still describes itself validly; its first run uses it.
+    this._generation = options.nextGeneration();
     this.ring = new RingBuffer(options.bufferBytes);
     this.screen = new HeadlessScreen({ cols: options.cols, rows: options.rows, modes: () => this.scanner.restoreSequence() });
     this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
@@ -118,12 +125,21 @@ export class Session {
   get cwd(): string | null {
     return this.currentCwd;
   }
+  /** The environment every run of the session's programs gets. */
+  get env(): Readonly<Record<string, string>> {
+    return this.options.env;
+  }
 
-  /** Start (or start again) the program: a new generation whose offsets begin at 0. */
-  start(): void {
+  /**
+   * Start (or start again) the program: a new generation whose offsets begin at 0. `command`
+   * replaces the session's command for this run only (a hybrid session resumes its agent with
+   * different arguments each time); `info().command` stays the session's own.
+   */
+  start(command: readonly string[] = this.command): void {
     if (this.disposed) throw new Error("session disposed");
     if (this._status === "running") throw new Error("session already running");
-    this._generation = this.options.nextGeneration();
+    if (this.firstRunPending) this.firstRunPending = false;
+    else this._generation = this.options.nextGeneration();
     this.ring.reset();
     this.scanner = new TerminalScanner();
     this.screen.reset();
@@ -132,7 +148,7 @@ export class Session {
     this._exitCode = null;
     this._preview = [];
     const pty = this.options.spawnPty({
-      command: this.command,
+      command: [...command],
       cwd: this.options.cwd,
       env: this.options.env,
       cols: this._cols,
@@ -176,11 +192,7 @@ export class Session {
           break;
         case "bell":
         case "notify":
-          if (!this._attention) {
-            this._attention = true;
-            changed = true;
-            this.events.emit("attention");
-          }
+          this.raiseAttention();
           break;
         case "mode":
           this.events.emit("mode", ev.mode, ev.on);
@@ -215,6 +227,14 @@ export class Session {
     if (!pty || this._status !== "running") return false;
     await pty.drained();
     return this.pty === pty && this._status === "running";
+  }
+
+  /** The program wants the user (BEL, OSC 9/777, or an agent hook saying so). */
+  raiseAttention(): void {
+    if (this._attention) return;
+    this._attention = true;
+    this.events.emit("attention");
+    this.touch(false);
   }
 
   /** User input clears the attention flag (auto-replies must not call this). */
@@ -253,6 +273,11 @@ export class Session {
 
   get title(): string {
     return this.userTitle ?? this.programTitle ?? this.command.join(" ");
+  }
+
+  /** Send a signal to the program's process group (a program's own way to stop, e.g. SIGTERM); ignored once it has exited. */
+  signal(signal: NodeJS.Signals): void {
+    if (this._status === "running") this.pty?.kill(signal);
   }
 
   /** End the program: SIGHUP, then SIGKILL after the grace; resolves once it has exited. */
@@ -298,6 +323,7 @@ export class Session {
       clients: this.clients,
       attention: this._attention,
       preview: this._preview,
+      ...(this.options.hybrid ? { hybrid: this.options.hybrid() } : {}),
     };
   }
 
