@@ -81,6 +81,8 @@ export function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, m
 export class App {
   private readonly routes: Route[] = [];
   private readonly upgrades: UpgradeRoute[] = [];
+  /** upgrade requests whose 401 is being held back by the failure throttle */
+  private readonly heldSockets = new Set<Duplex>();
 
   constructor(
     readonly auth: Authenticator,
@@ -216,13 +218,32 @@ export class App {
     redirect({ "set-cookie": this.auth.loginCookie(principal) });
   }
 
+  /** Server shutdown: drop handshakes still waiting for their delayed refusal. */
+  dropHeldSockets(): void {
+    for (const socket of this.heldSockets) socket.destroy();
+    this.heldSockets.clear();
+  }
+
   handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on("error", () => socket.destroy());
     try {
       const url = new URL(req.url ?? "/", "http://localhost");
       const auth = this.auth.authenticate(req);
       if (!auth) {
-        this.refuse(req, () => refuseUpgrade(socket, 401, ErrorCode.UNAUTHORIZED, "missing or invalid credential"), () => socket.destroy());
+        // While its answer is held back, a socket whose peer hangs up is dropped at once, and server
+        // shutdown drops every one still held (they would otherwise keep close() waiting).
+        this.heldSockets.add(socket);
+        const release = () => this.heldSockets.delete(socket);
+        socket.once("end", () => socket.destroy());
+        socket.once("close", release);
+        this.refuse(
+          req,
+          () => {
+            release();
+            refuseUpgrade(socket, 401, ErrorCode.UNAUTHORIZED, "missing or invalid credential");
+          },
+          () => socket.destroy(),
+        );
         return;
       }
       this.auth.throttle.succeed(clientAddress(req));
