@@ -19,6 +19,8 @@ import { connectionLimits } from "./hub/connection-limit.ts";
 import { TerminalHub } from "./hub/terminal-hub.ts";
 import { SessionListStream } from "./hub/session-list.ts";
 import { SettingsStream } from "./hub/settings-stream.ts";
+import { HybridManager } from "./hybrid/hybrid-manager.ts";
+import { hookRequestHandler, hybridCreator, registerHybridRoutes } from "./hybrid/hybrid-routes.ts";
 import { SessionRegistry } from "./session/registry.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { SettingsStore } from "./store/settings.ts";
@@ -51,6 +53,7 @@ export type Webmux = {
   settings: SettingsStore;
   acceptor: WebSocketAcceptor;
   terminals: TerminalHub;
+  hybrid: HybridManager;
   agent: AgentApi;
   http: Server;
   close(): Promise<void>;
@@ -95,9 +98,11 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     lookupAgentPrincipal: (id) => tokens.lookup(id),
   });
   const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST));
-  registerSessionRoutes(app, registry, settings);
   const acceptor = new WebSocketAcceptor(undefined, connectionLimits(options));
   const terminals = new TerminalHub(registry, acceptor);
+  const hybrid = new HybridManager({ registry, terminals, dataDir: options.dataDir });
+  registerSessionRoutes(app, registry, settings, hybridCreator(hybrid));
+  registerHybridRoutes(app, hybrid, registry, acceptor);
   terminals.register(app);
   const sessionList = new SessionListStream(registry, acceptor);
   sessionList.register(app);
@@ -107,7 +112,11 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   registerAgentRoutes(app, agent);
   const agentSockets = registerAgentSocket(app, agent, acceptor);
 
-  const http = createServer(app.handleRequest);
+  // Agent hooks authenticate with their session's own secret, so they are answered before the app's auth.
+  const hybridHooks = hookRequestHandler(hybrid);
+  const http = createServer((req, res) => {
+    if (!hybridHooks(req, res)) app.handleRequest(req, res);
+  });
   registerDebugRoutes(app, { registry, acceptor, terminals, http });
   http.on("upgrade", app.handleUpgrade);
   http.on("clientError", (_err, socket) => {
@@ -130,6 +139,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const address = http.address() as AddressInfo;
   const hostForUrl = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${hostForUrl}:${address.port}`;
+  hybrid.setServerUrl(url);
 
   let closing: Promise<void> | null = null;
   const close = () =>
@@ -142,10 +152,11 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
         http.close(() => resolve());
         http.closeAllConnections?.();
       });
+      await hybrid.close();
       await registry.closeAll();
       agent.close();
       tokens.flush();
     })());
 
-  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, agent, http, close };
+  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, close };
 }

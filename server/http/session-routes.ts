@@ -1,6 +1,6 @@
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../contract/protocol.ts";
 import { ErrorCode, type SessionInfo, type SessionListResponse, type Settings } from "../contract/types.ts";
-import { InvalidSessionRequest, SessionNotFound, type SessionRegistry } from "../session/registry.ts";
+import { InvalidSessionRequest, SessionNotFound, type CreateSessionOptions, type SessionRegistry } from "../session/registry.ts";
 import type { Session } from "../session/session.ts";
 import type { SettingsStore } from "../store/settings.ts";
 import { HANDLED, JsonResponse, type App } from "./app.ts";
@@ -40,8 +40,14 @@ function requireGlobal(ctx: RouteContext): void {
   if (ctx.auth.principal.kind !== "global") throw new ApiError(ErrorCode.CAPABILITY_DENIED, "only the global token may do this");
 }
 
+/**
+ * Creates a hybrid session (HYBRID.md) from the create body's `hybrid` field, which it validates;
+ * throws InvalidSessionRequest for a request it cannot serve.
+ */
+export type HybridSessionCreator = (hybrid: unknown, request: Omit<CreateSessionOptions, "command" | "hybrid">) => Promise<Session>;
+
 /** The session and settings routes of DESIGN.md's HTTP table. */
-export function registerSessionRoutes(app: App, registry: SessionRegistry, settings: SettingsStore): void {
+export function registerSessionRoutes(app: App, registry: SessionRegistry, settings: SettingsStore, createHybrid?: HybridSessionCreator): void {
   app.route("GET", "/api/sessions", (ctx): SessionListResponse => {
     requireRead(ctx);
     return { sessions: registry.infos() };
@@ -57,8 +63,11 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
     const rows = optionalInt(body, "rows", MIN_ROWS, MAX_ROWS);
     const title = optionalString(body, "title", MAX_TITLE_CHARS);
     if (command && command.length > 0 && command[0] === "") throw invalid("command[0] must name a program");
+    const hybrid = body.hybrid ?? undefined;
+    if (hybrid !== undefined && !createHybrid) throw invalid("hybrid sessions are not available on this server");
+    if (hybrid !== undefined && command) throw invalid("a hybrid session runs its agent: leave out command");
     try {
-      const session = registry.create({ command, cwd, env, cols, rows, title });
+      const session = hybrid !== undefined ? await createHybrid!(hybrid, { cwd, env, cols, rows, title }) : registry.create({ command, cwd, env, cols, rows, title });
       return new JsonResponse(201, session.info(), { location: `/api/sessions/${session.id}` });
     } catch (err) {
       if (err instanceof InvalidSessionRequest) throw invalid(err.message);
@@ -83,6 +92,7 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
   app.route("POST", "/api/sessions/:id/restart", async (ctx) => {
     requireWrite(ctx);
     const session = findSession(registry, ctx.params.id!);
+    if (session.info().hybrid) throw new ApiError(ErrorCode.CONFLICT, "a hybrid session starts its agent by moving: POST /api/sessions/{id}/move");
     await session.restart();
     return session.info();
   });

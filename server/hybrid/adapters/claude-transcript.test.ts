@@ -1,0 +1,55 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { findTranscript, messagesFromTranscript, projectDirName, readClaudeTranscript, transcriptPath } from "./claude-transcript.ts";
+
+const line = (entry: object) => JSON.stringify({ isSidechain: false, timestamp: "2025-01-01T00:00:00.000Z", ...entry });
+
+describe("Claude transcripts", () => {
+  let root = "";
+  afterEach(() => root && rmSync(root, { recursive: true, force: true }));
+
+  it("names the project directory by the cwd with every [^A-Za-z0-9-] as '-'", () => {
+    expect(projectDirName("/home/me/my_project.v2/x y")).toBe("-home-me-my-project-v2-x-y");
+    expect(transcriptPath({ CLAUDE_CONFIG_DIR: "/cfg" }, "/w", "abc")).toBe("/cfg/projects/-w/abc.jsonl");
+    expect(transcriptPath({ HOME: "/home/me" }, "/w", "abc")).toBe("/home/me/.claude/projects/-w/abc.jsonl");
+  });
+
+  it("reads typed turns, per-block assistant lines, tool results and Claude Code's own notes as chat messages", () => {
+    const text = [
+      line({ type: "summary", summary: "x" }),
+      line({ type: "user", uuid: "u1", message: { role: "user", content: "run the tests" } }),
+      line({ type: "assistant", uuid: "a1", message: { id: "msg_1", role: "assistant", content: [{ type: "thinking", thinking: "hm" }] } }),
+      line({ type: "assistant", uuid: "a2", message: { id: "msg_1", role: "assistant", content: [{ type: "text", text: "Running." }] } }),
+      line({ type: "assistant", uuid: "a3", message: { id: "msg_1", role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "npm test" } }] } }),
+      line({ type: "user", uuid: "u2", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "ok" }], is_error: false }] } }),
+      line({ type: "user", uuid: "side", isSidechain: true, message: { role: "user", content: "subagent" } }),
+      line({ type: "user", uuid: "meta", isMeta: true, message: { role: "user", content: "Caveat: …" } }),
+      '{"type":"user","uuid":"broken"',
+      line({ type: "user", uuid: "u3", message: { role: "user", content: [{ type: "text", text: "[Request interrupted by user]" }] } }),
+      line({ type: "user", uuid: "u4", message: { role: "user", content: "<command-name>/compact</command-name>" } }),
+    ].join("\n");
+    const messages = messagesFromTranscript(text);
+    expect(messages.map((m) => [m.id, m.role, m.parts])).toEqual([
+      ["u1", "user", [{ type: "text", text: "run the tests" }]],
+      ["msg_1", "assistant", [{ type: "thinking", text: "hm" }, { type: "text", text: "Running." }, { type: "tool_call", toolUseId: "toolu_1", name: "Bash", input: { command: "npm test" } }]],
+      ["tr-toolu_1", "user", [{ type: "tool_result", toolUseId: "toolu_1", content: "ok", isError: false }]],
+      ["u3", "user", [{ type: "service", text: "Request interrupted by user" }]],
+      ["u4", "user", [{ type: "service", text: "ran /compact" }]],
+    ]);
+    expect(messages[0]!.createdAt).toBe(Date.parse("2025-01-01T00:00:00.000Z"));
+  });
+
+  it("finds a transcript under another project directory, and never outside the projects directory", async () => {
+    root = mkdtempSync(join(tmpdir(), "transcripts-"));
+    const dir = join(root, "projects", "-shortened-name");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "conv-1.jsonl"), `${line({ type: "user", uuid: "u1", message: { role: "user", content: "hi" } })}\n`);
+    const env = { CLAUDE_CONFIG_DIR: root };
+    expect(await findTranscript(env, "/somewhere/else", "conv-1")).toBe(join(dir, "conv-1.jsonl"));
+    expect((await readClaudeTranscript(env, "/somewhere/else", "conv-1")).map((m) => m.id)).toEqual(["u1"]);
+    expect(await findTranscript(env, "/x", "../../etc/passwd")).toBeNull();
+    expect(await readClaudeTranscript(env, "/x", "missing")).toEqual([]);
+  });
+});

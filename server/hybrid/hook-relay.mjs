@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Agent hook relay: `hook-relay.mjs <Event>`, run by the agent (Claude Code `--settings` hooks)
+// with the hook's JSON on stdin. Posts {event, payload} to the webmux server that started the
+// agent, authenticated by the session's hook secret from the environment. It prints nothing
+// (a UserPromptSubmit or SessionStart hook's stdout would join the conversation) and always exits
+// 0, so a server that is gone never blocks the agent.
+
+/** The agent waits on this hook; a server that does not answer within this long is skipped. */
+const POST_TIMEOUT_MS = 3000;
+/** stdin that never ends (a misbehaving caller) is cut off after this long. */
+const STDIN_TIMEOUT_MS = 2000;
+
+const event = process.argv[2] ?? "";
+const url = process.env.WEBMUX_HYBRID_URL;
+const secret = process.env.WEBMUX_HYBRID_SECRET;
+const session = process.env.WEBMUX_SESSION;
+
+async function readStdin() {
+  const chunks = [];
+  const timer = setTimeout(() => process.stdin.destroy(), STDIN_TIMEOUT_MS);
+  try {
+    for await (const chunk of process.stdin) chunks.push(chunk);
+  } catch {
+    // cut off: use what arrived
+  } finally {
+    clearTimeout(timer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+async function main() {
+  const text = await readStdin();
+  if (!url || !secret || !session || !event) return;
+  let payload = {};
+  try {
+    payload = text.trim() ? JSON.parse(text) : {};
+  } catch {
+    payload = {};
+  }
+  await fetch(`${url}/api/hybrid/${encodeURIComponent(session)}/hook`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-webmux-hook-secret": secret },
+    body: JSON.stringify({ event, payload }),
+    signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  () => process.exit(0),
+);

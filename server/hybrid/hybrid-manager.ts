@@ -1,0 +1,195 @@
+/**
+ * All hybrid sessions of this server: creates them (a webmux Session for the id and the terminal
+ * runs, a HybridSession for the conversation, a ChatRoom for its chat clients), routes hooks and
+ * chat sockets to them, refuses terminal attaches that must close with 4409, and ends them with
+ * their Session.
+ */
+import { randomBytes } from "node:crypto";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { WebSocket } from "ws";
+import { CloseCode, isValidSessionId, parseOffset } from "../contract/protocol.ts";
+import type { HybridEnd } from "../contract/types.ts";
+import { secretsEqual } from "../http/credentials.ts";
+import type { TerminalHub } from "../hub/terminal-hub.ts";
+import { parseTerminalQuery } from "../hub/terminal-query.ts";
+import { InvalidSessionRequest, type SessionRegistry } from "../session/registry.ts";
+import type { Session } from "../session/session.ts";
+import type { AgentAdapter } from "./adapters/adapter.ts";
+import { defaultAdapters } from "./adapters/index.ts";
+import { CONVERSATION_ID_PATTERN } from "./adapters/claude-transcript.ts";
+import { ChatConnection } from "./chat-connection.ts";
+import { ChatRoom } from "./chat-room.ts";
+import { HybridSession } from "./hybrid-session.ts";
+
+/** The program agent hooks run to report to webmux (posts the hook's stdin JSON with the session's secret). */
+export const HOOK_RELAY = fileURLToPath(new URL("./hook-relay.mjs", import.meta.url));
+/** Environment variables the relay reads: where to post, and the session's hook secret. */
+export const HOOK_URL_VARIABLE = "WEBMUX_HYBRID_URL";
+export const HOOK_SECRET_VARIABLE = "WEBMUX_HYBRID_SECRET";
+/** Bytes of randomness in a hook secret. */
+const SECRET_BYTES = 32;
+
+export type CreateHybridRequest = {
+  agent: string;
+  conversationId?: string;
+  /** where the conversation starts (default: the terminal) */
+  end?: HybridEnd;
+  cwd?: string;
+  env?: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  title?: string;
+};
+
+export type HybridManagerOptions = {
+  registry: SessionRegistry;
+  terminals: TerminalHub;
+  /** generated per-session files (hook settings) live under `<dataDir>/hybrid` */
+  dataDir: string;
+  adapters?: ReadonlyMap<string, AgentAdapter>;
+  chatIdleCloseMs?: number;
+};
+
+type Entry = { hybrid: HybridSession; room: ChatRoom; secret: string };
+
+/** The move target is not a hybrid session. */
+export class NotHybridError extends Error {}
+
+export class HybridManager {
+  private readonly entries = new Map<string, Entry>();
+  private readonly adapters: ReadonlyMap<string, AgentAdapter>;
+  private hookUrl = "";
+
+  constructor(private readonly options: HybridManagerOptions) {
+    this.adapters = options.adapters ?? defaultAdapters();
+    options.terminals.setAttachGate((id) => this.entries.get(id)?.hybrid.terminalRefusal() ?? null);
+    options.registry.events.on("removed", (id) => void this.forget(id));
+  }
+
+  /** Where hooks post: the server's own address, over loopback when it listens on every interface. */
+  setServerUrl(url: string): void {
+    const parsed = new URL(url);
+    if (parsed.hostname === "0.0.0.0") parsed.hostname = "127.0.0.1";
+    if (parsed.hostname === "[::]") parsed.hostname = "[::1]";
+    this.hookUrl = parsed.origin;
+  }
+
+  get(id: string): HybridSession | undefined {
+    return this.entries.get(id)?.hybrid;
+  }
+
+  async create(request: CreateHybridRequest): Promise<Session> {
+    const adapter = this.adapters.get(request.agent);
+    if (!adapter) throw new InvalidSessionRequest(`unknown agent ${request.agent} (known: ${[...this.adapters.keys()].join(", ")})`);
+    if (request.conversationId !== undefined && !CONVERSATION_ID_PATTERN.test(request.conversationId)) {
+      throw new InvalidSessionRequest("conversationId must be 1–128 characters of [A-Za-z0-9_-]");
+    }
+    const cwd = request.cwd ?? homedir();
+    const probeEnv: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ ...process.env, ...request.env })) if (v !== undefined) probeEnv[k] = v;
+    try {
+      adapter.checkInstalled({ cwd, env: probeEnv });
+    } catch (err) {
+      throw new InvalidSessionRequest((err as Error).message);
+    }
+    const secret = randomBytes(SECRET_BYTES).toString("base64url");
+    const settingsDir = join(this.options.dataDir, "hybrid", randomBytes(8).toString("hex"));
+    let sessionId = "";
+    const hybrid = new HybridSession({
+      adapter,
+      conversationId: request.conversationId ?? adapter.newConversationId() ?? "",
+      existing: request.conversationId !== undefined,
+      cwd,
+      settingsDir,
+      hookRelay: [process.execPath, HOOK_RELAY],
+      chatIdleCloseMs: this.options.chatIdleCloseMs,
+      isRemoved: () => !this.options.registry.get(sessionId),
+    });
+    const session = this.options.registry.create({
+      command: adapter.displayCommand(),
+      cwd,
+      env: { ...request.env, [HOOK_URL_VARIABLE]: this.hookUrl, [HOOK_SECRET_VARIABLE]: secret },
+      cols: request.cols,
+      rows: request.rows,
+      title: request.title,
+      hybrid: () => hybrid.info(),
+    });
+    sessionId = session.id;
+    const room = new ChatRoom(hybrid, session);
+    this.entries.set(session.id, { hybrid, room, secret });
+    hybrid.events.on("leaving", (end) => {
+      if (end !== "terminal") return;
+      const stream = this.options.terminals.streamOf(session.id);
+      stream?.flush();
+      stream?.closeAll(CloseCode.MOVED, "session moved: chat");
+    });
+    await hybrid.open(session, request.end ?? "terminal");
+    return session;
+  }
+
+  /** Throws NotHybridError, or HybridBusyError while busy without `interrupt`. */
+  async move(id: string, to: HybridEnd, interrupt: boolean): Promise<void> {
+    const entry = this.entries.get(id);
+    if (!entry) throw new NotHybridError(`session ${id} is not a hybrid session`);
+    await entry.hybrid.move(to, interrupt);
+  }
+
+  /** The session a hook is for, when `secret` is its hook secret (compared in constant time); else null. */
+  hookTarget(id: string, secret: string): HybridSession | null {
+    const entry = isValidSessionId(id) ? this.entries.get(id) : undefined;
+    // Compared even for unknown ids, so timing tells nothing about which ids exist.
+    const ok = secretsEqual(secret, entry?.secret ?? "") && entry !== undefined;
+    return ok ? entry.hybrid : null;
+  }
+
+  /** A `/ws/s/{id}/chat` socket, already upgraded and authenticated. */
+  attachChat(ws: WebSocket, id: string, params: URLSearchParams, canWrite: boolean): void {
+    const entry = isValidSessionId(id) ? this.entries.get(id) : undefined;
+    if (!entry) {
+      ws.close(CloseCode.NOT_FOUND, this.options.registry.get(id) ? "not a hybrid session" : "session not found");
+      return;
+    }
+    const query = parseTerminalQuery(params);
+    const since = parseOffset(params.get("since"));
+    const conn = new ChatConnection(ws, query.clientId, query.label, canWrite, (c) => entry.room.detach(c));
+    ws.on("message", (data, isBinary) => {
+      if (isBinary) return; // the chat protocol is JSON text
+      const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.from(data).toString("utf8");
+      try {
+        entry.room.handleText(conn, text);
+      } catch (err) {
+        // A bug handling one frame must not take the server or the session down.
+        console.error("webmux: chat frame failed:", err);
+        conn.close(CloseCode.INTERNAL, "internal error");
+      }
+    });
+    void entry.room.attach(conn, since).catch((err) => {
+      console.error("webmux: chat attach failed:", err);
+      conn.close(CloseCode.INTERNAL, "internal error");
+    });
+  }
+
+  private async forget(id: string): Promise<void> {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    entry.room.closeAll(CloseCode.NOT_FOUND, "session removed");
+    entry.room.dispose();
+    await entry.hybrid.dispose();
+  }
+
+  /** Server shutdown: stop every chat end's agent (terminal runs end with their Sessions). */
+  async close(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(
+      all.map(async ({ room, hybrid }) => {
+        room.closeAll(1001, "server shutting down");
+        room.dispose();
+        await hybrid.dispose();
+      }),
+    );
+  }
+}
