@@ -110,7 +110,7 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
   const missing = hubModuleMissing();
   if (missing) return { skipped: missing };
   const keys = ctx.quick ? QUICK_KEYS : KEYS;
-  const server = await startServerProcess();
+  const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
   const pty = spawnDirect(["sh", "-c", SCRIPT]);
   try {
     const unavailable = await hubUnavailable(server);

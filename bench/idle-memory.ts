@@ -52,7 +52,7 @@ function perSession(before: MemorySample, after: MemorySample, n: number) {
 
 export async function benchIdleMemory(ctx: BenchContext): Promise<BenchResult> {
   const n = ctx.quick ? QUICK_SESSIONS : SESSIONS;
-  const server = await startServerProcess();
+  const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
   try {
     // One request first, so the HTTP path's first-use allocations are in the baseline.
     await (await server.api("/api/sessions")).json();

@@ -55,6 +55,8 @@ export type BenchContext = {
   quick: boolean;
   /** progress line on stderr */
   log: (line: string) => void;
+  /** `--cpu-prof DIR`: server processes write V8 CPU profiles here (pass to startServerProcess) */
+  cpuProfileDir: string | null;
 };
 
 export type BenchOutcome = {

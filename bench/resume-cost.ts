@@ -98,7 +98,7 @@ export async function benchResumeCost(ctx: BenchContext): Promise<BenchResult> {
   const dir = mkdtempSync(join(tmpdir(), "webmux-bench-resume-"));
   const fifo = join(dir, "go");
   execFileSync("mkfifo", [fifo]);
-  const server = await startServerProcess();
+  const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
   try {
     const unavailable = await hubUnavailable(server);
     if (unavailable) return { skipped: unavailable };

@@ -1,10 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --only name[,name…]]`: every benchmark in one process run,
- * a table on stdout and the same as JSON in bench/results/latest.json.
+ * `npm run bench [-- --quick] [-- --only name[,name…]] [-- --cpu-prof DIR]`: every benchmark in
+ * one process run, a table on stdout and the same as JSON in bench/results/latest.json.
+ * `--cpu-prof DIR` makes every server child write a V8 CPU profile into DIR (the runner itself:
+ * `node --cpu-prof bin/run-ts.js bench/run.ts`).
  * Exits 1 only when a benchmark broke (threw); a missed goal is a FAIL row, not a crash.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { figure, formatTable, isSkipped, machineInfo, type BenchContext, type BenchOutcome, type BenchResult } from "./report.ts";
@@ -41,17 +43,24 @@ const BENCHMARKS: Benchmark[] = [
 
 function usage(): never {
   process.stderr.write(
-    `usage: npm run bench -- [--quick] [--only NAME[,NAME…]]\nbenchmarks: ${BENCHMARKS.map((b) => b.name).join(", ")}\n`,
+    `usage: npm run bench -- [--quick] [--only NAME[,NAME…]] [--cpu-prof DIR]\nbenchmarks: ${BENCHMARKS.map((b) => b.name).join(", ")}\n`,
   );
   process.exit(2);
 }
 
-function parseArgs(argv: string[]): { quick: boolean; only: Set<string> | null } {
+function parseArgs(argv: string[]): { quick: boolean; only: Set<string> | null; cpuProfileDir: string | null } {
   let quick = false;
   let only: Set<string> | null = null;
+  let cpuProfileDir: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--quick") quick = true;
+    else if (arg === "--cpu-prof") {
+      const value = argv[++i];
+      if (!value) usage();
+      cpuProfileDir = resolve(value);
+      mkdirSync(cpuProfileDir, { recursive: true });
+    }
     else if (arg === "--only" || arg.startsWith("--only=")) {
       const value = arg === "--only" ? argv[++i] : arg.slice("--only=".length);
       if (!value) usage();
@@ -59,13 +68,13 @@ function parseArgs(argv: string[]): { quick: boolean; only: Set<string> | null }
       for (const name of only) if (!BENCHMARKS.some((b) => b.name === name)) usage();
     } else usage();
   }
-  return { quick, only };
+  return { quick, only, cpuProfileDir };
 }
 
 async function main(): Promise<void> {
-  const { quick, only } = parseArgs(process.argv.slice(2));
+  const { quick, only, cpuProfileDir } = parseArgs(process.argv.slice(2));
   const machine = machineInfo();
-  const ctx: BenchContext = { quick, log: (line) => process.stderr.write(`  ${line}\n`) };
+  const ctx: BenchContext = { quick, cpuProfileDir, log: (line) => process.stderr.write(`  ${line}\n`) };
   process.stderr.write(`webmux bench on ${machine.cores} cores (${machine.cpuModel}), node ${machine.node}${quick ? ", --quick" : ""}\n`);
   const started = performance.now();
   const outcomes: BenchOutcome[] = [];

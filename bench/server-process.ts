@@ -23,7 +23,7 @@ export type ServerProcess = {
   pid: number;
   /** fetch with the global token */
   api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
-  createSession(body: { command: string[]; cols?: number; rows?: number; cwd?: string }): Promise<SessionInfo>;
+  createSession(body: { command: string[]; cols?: number; rows?: number; cwd?: string; env?: Record<string, string> }): Promise<SessionInfo>;
   deleteSession(id: string): Promise<void>;
   /** the ring's position from GET /buffer's headers (body dropped unless asked for) */
   buffer(id: string, withBytes?: boolean): Promise<SessionBuffer>;
@@ -51,8 +51,15 @@ function nextMessage<T extends ChildMessage["type"]>(child: ChildProcess, type: 
   });
 }
 
-export async function startServerProcess(): Promise<ServerProcess> {
-  const child = fork(RUN_TS, [CHILD], { execArgv: ["--expose-gc"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+export type ServerProcessOptions = {
+  /** write a V8 CPU profile of the server (every thread) into this directory when it stops */
+  cpuProfileDir?: string | null;
+};
+
+export async function startServerProcess(options: ServerProcessOptions = {}): Promise<ServerProcess> {
+  const execArgv = ["--expose-gc"];
+  if (options.cpuProfileDir) execArgv.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`);
+  const child = fork(RUN_TS, [CHILD], { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const ready = await nextMessage(child, "ready", READY_TIMEOUT_MS).catch((err) => {
     child.kill("SIGKILL");

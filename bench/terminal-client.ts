@@ -4,11 +4,17 @@
  * resume point (generation, offset) the way the PWA does, and counts what arrived: 0x00 payload
  * bytes, WebSocket message bytes (opcode + payload) and TCP bytes read (frame headers and the
  * HTTP 101 answer included).
+ *
+ * Not server/testing/terminal-client.ts on purpose: that one keeps every frame and a copy of all
+ * output (and can mirror it into a headless xterm), which is right for asserting what a user sees
+ * and wrong for a benchmark, where the client shares the 2 cores with the server it measures.
+ * Per output frame this one only counts bytes, stamps the time and keeps a reference to the last
+ * two payloads (to check an end marker); it copies nothing.
  */
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import WebSocket from "ws";
-import { decodeServerFrame, encodeInput, type PositionPayload } from "../server/contract/index.ts";
+import { decodeServerFrame, encodeInput, ServerFrame, type PositionPayload } from "../server/contract/index.ts";
 
 /** Handshake plus the first frames on a loaded machine. */
 export const CONNECT_TIMEOUT_MS = 15_000;
@@ -28,6 +34,8 @@ export type ConnectOptions = {
   /** resume point */
   generation?: string;
   offset?: number;
+  /** `?compress=1` and a permessage-deflate offer (issue 5) */
+  compress?: boolean;
 };
 
 export class TerminalClient {
@@ -47,6 +55,11 @@ export class TerminalClient {
   lastOutputAt = 0;
   /** performance.now() of the exit frame */
   exitAt = 0;
+  /** 0x00 frames since the position frame */
+  outputFrames = 0;
+  /** the payloads of the last two 0x00 frames (references, not copies), for end-marker checks */
+  private lastOutput: Uint8Array | null = null;
+  private previousOutput: Uint8Array | null = null;
   readonly invalidFrames: string[] = [];
   private readonly outputListeners = new Set<(data: Uint8Array) => void>();
   private readonly waiters = new Set<() => void>();
@@ -72,8 +85,9 @@ export class TerminalClient {
     if (options.client) query.set("client", options.client);
     if (options.generation !== undefined) query.set("generation", options.generation);
     if (options.offset !== undefined) query.set("offset", String(options.offset));
+    if (options.compress) query.set("compress", "1");
     const wsUrl = `${options.url.replace(/^http/, "ws")}/ws/s/${options.sessionId}?${query}`;
-    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${options.token}` }, perMessageDeflate: false });
+    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${options.token}` }, perMessageDeflate: options.compress === true });
     const client = new TerminalClient(ws, options);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => fail(new Error(`no position frame within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
@@ -99,6 +113,18 @@ export class TerminalClient {
   /** TCP bytes read on this connection so far (HTTP 101 answer, WebSocket frame headers and payloads). */
   get wireBytes(): number {
     return this.tcp?.bytesRead ?? 0;
+  }
+
+  /** The connection's TCP socket (for a benchmark that throttles its reading), null before the upgrade. */
+  get socket(): Socket | null {
+    return this.tcp;
+  }
+
+  /** The last `length` output bytes received (from the last two 0x00 frames), as latin1 text. */
+  outputTail(length: number): string {
+    const parts = [this.previousOutput, this.lastOutput].filter((p): p is Uint8Array => p !== null);
+    const joined = Buffer.concat(parts.map((p) => p.subarray(Math.max(0, p.length - length))));
+    return joined.subarray(Math.max(0, joined.length - length)).toString("latin1");
   }
 
   get generation(): string | null {
@@ -151,23 +177,39 @@ export class TerminalClient {
     await closed;
   }
 
+  /** Drop the connection without a close handshake (a reader that stopped reading would never finish one). */
+  async terminate(): Promise<void> {
+    if (this.closed) return;
+    const closed = new Promise<void>((resolve) => this.ws.once("close", () => resolve()));
+    this.ws.terminate();
+    await closed;
+  }
+
   private handle(data: Buffer): void {
     this.messageBytes += data.length;
+    if (data.length > 0 && data[0] === ServerFrame.OUTPUT) {
+      // The hot path: count and stamp, nothing else (decodeServerFrame would give the same view).
+      const payload = data.subarray(1);
+      this.outputBytes += payload.length;
+      this.offset += payload.length;
+      this.outputFrames++;
+      this.lastOutputAt = performance.now();
+      this.previousOutput = this.lastOutput;
+      this.lastOutput = payload;
+      for (const listener of this.outputListeners) listener(payload);
+      this.notify();
+      return;
+    }
     const message = decodeServerFrame(data);
     switch (message.type) {
       case "position":
         this.position = message.position;
         this.outputBytes = 0;
+        this.outputFrames = 0;
         this.statusFrames = 0;
         this.offset =
           message.position.mode === "append" && this.requestedOffset !== null ? this.requestedOffset : message.position.end;
         this.requestedOffset = null;
-        break;
-      case "output":
-        this.outputBytes += message.data.length;
-        this.offset += message.data.length;
-        this.lastOutputAt = performance.now();
-        for (const listener of this.outputListeners) listener(message.data);
         break;
       case "snapshot":
         this.snapshots++;

@@ -1,0 +1,183 @@
+/**
+ * `cat` of a corpus, the way every throughput figure runs it, directly on a PTY in this process
+ * or through the server to N WebSocket clients. One program serves both sides:
+ *
+ *   stty -echo; printf R; read line; cat FILE; printf END_MARKER; read line
+ *
+ * Clients attach and see `R` first, so the timed bytes arrive live, not as a replay; the
+ * keystroke that starts `cat` starts the clock. The program then prints an end marker and waits,
+ * so both sides stop the clock on the same event — the last byte of the marker arriving, known
+ * by an exact byte count — and neither depends on how the exit is reported (node-pty alone may
+ * drop a tail at exit; the server's PTY layer reports an exit about 200 ms after it happened,
+ * which is measured separately as `exitMs`). A second keystroke then ends the program.
+ */
+import { performance } from "node:perf_hooks";
+import type { Corpus } from "./corpus.ts";
+import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
+import type { ServerProcess } from "./server-process.ts";
+import { megabytesPerSecond } from "./stats.ts";
+import { TerminalClient } from "./terminal-client.ts";
+
+/** Printed after the corpus: no newline (so the PTY adds nothing) and not in any source text. */
+export const END_MARKER = "<<webmux-bench-end>>";
+/** The `R` the program prints once it waits for the keystroke. */
+const READY_MARKER_BYTES = 1;
+/** `$0` is the file; no echo, so the keystrokes add no bytes. */
+const SCRIPT = `stty -echo; printf R; read line; cat "$0"; printf '%s' '${END_MARKER}'; read line`;
+/** A slow run on a loaded machine still ends well within this. */
+const RUN_TIMEOUT_MS = 300_000;
+/** Session start-up and attach on a loaded machine. */
+const READY_TIMEOUT_MS = 15_000;
+/** The exit is reported about 200 ms after it happened; anything near this is broken. */
+const EXIT_TIMEOUT_MS = 15_000;
+
+export function catCommand(corpus: Corpus): string[] {
+  return ["sh", "-c", SCRIPT, corpus.path];
+}
+
+/** What each reader must receive after the keystroke: the corpus as the PTY prints it, then the marker. */
+export function expectedCatBytes(corpus: Corpus): number {
+  return corpus.ptyBytes + END_MARKER.length;
+}
+
+/**
+ * One reader's view of one run. `ms`: keystroke → last byte; MB/s counts the corpus bytes.
+ * `closeCode`: the server closed this connection before the end marker (e.g. 4408 for a reader
+ * that fell too far behind); such a reader is incomplete and its `ms` is when it was closed.
+ */
+export type ReaderResult = { bytes: number; ms: number; complete: boolean; frames: number; wireBytes: number; closeCode: number | null };
+
+export type CatRun = {
+  /** keystroke → last byte at the slowest reader that got everything */
+  ms: number;
+  mbps: number;
+  readers: ReaderResult[];
+  /** every reader got exactly the expected bytes, ending with the marker */
+  complete: boolean;
+  /** second keystroke → exit seen (exit frame / node-pty's exit event) */
+  exitMs: number;
+  /** CPU time of this process (the readers) during the timed part */
+  readerCpuMs: number;
+};
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+function summarize(corpus: Corpus, readers: ReaderResult[], exitMs: number, readerCpuMs: number): CatRun {
+  const finished = readers.filter((r) => r.closeCode === null);
+  const ms = Math.max(...(finished.length > 0 ? finished : readers).map((r) => r.ms));
+  return {
+    ms,
+    mbps: megabytesPerSecond(corpus.ptyBytes, ms),
+    readers,
+    complete: readers.every((r) => r.complete),
+    exitMs,
+    readerCpuMs,
+  };
+}
+
+/** The baseline: node-pty in this process, one listener that counts bytes. */
+export async function catDirect(corpus: Corpus): Promise<CatRun> {
+  const pty = spawnDirect(catCommand(corpus));
+  try {
+    await pty.waitForText("R", READY_TIMEOUT_MS);
+    const expected = READY_MARKER_BYTES + expectedCatBytes(corpus);
+    let chunks = 0;
+    let tail = "";
+    let lastAt = 0;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((resolve) => (resolveDone = resolve));
+    pty.onChunk((chunk) => {
+      chunks++;
+      lastAt = performance.now();
+      if (pty.bytes >= expected - END_MARKER.length) tail = (tail + chunk.toString("latin1")).slice(-END_MARKER.length);
+      if (pty.bytes >= expected) resolveDone();
+    });
+    const cpu0 = cpuMs();
+    const start = performance.now();
+    pty.pty.write("\r");
+    await Promise.race([done, pty.exited.then(() => Promise.reject(new Error("direct cat exited before its end marker")))]);
+    const readerCpuMs = cpuMs() - cpu0;
+    const bytes = pty.bytes - READY_MARKER_BYTES;
+    const reader: ReaderResult = {
+      bytes,
+      ms: lastAt - start,
+      complete: bytes === expectedCatBytes(corpus) && tail === END_MARKER,
+      frames: chunks,
+      wireBytes: 0,
+      closeCode: null,
+    };
+    const exitStart = performance.now();
+    pty.pty.write("\r");
+    await pty.exited;
+    return summarize(corpus, [reader], performance.now() - exitStart, readerCpuMs);
+  } finally {
+    pty.kill();
+  }
+}
+
+export type ServerCatOptions = {
+  /** clients attached besides the controller, which never type (observers) */
+  observers?: number;
+  compress?: boolean;
+};
+
+/** Through the server: a controller (it types) and `observers` more clients, all reading at full speed. */
+export async function catThroughServer(server: ServerProcess, corpus: Corpus, options: ServerCatOptions = {}): Promise<CatRun> {
+  const info = await server.createSession({ command: catCommand(corpus), cols: BENCH_COLS, rows: BENCH_ROWS });
+  const clients: TerminalClient[] = [];
+  try {
+    const connect = (client: string) =>
+      TerminalClient.connect({ url: server.url, token: server.token, sessionId: info.id, client, compress: options.compress === true });
+    // The controller first: the first client to attach takes the empty seat.
+    clients.push(await connect("bench-controller"));
+    for (let i = 0; i < (options.observers ?? 0); i++) clients.push(await connect(`bench-observer-${i + 1}`));
+    const controller = clients[0]!;
+    await Promise.all(clients.map((c) => c.until(() => c.offset >= READY_MARKER_BYTES, READY_TIMEOUT_MS, "ready marker")));
+    const expected = expectedCatBytes(corpus);
+    const before = clients.map((c) => ({ bytes: c.outputBytes, frames: c.outputFrames, wire: c.wireBytes }));
+    const cpu0 = cpuMs();
+    const start = performance.now();
+    controller.send("\r");
+    const closedAt = new Map<TerminalClient, number>();
+    await Promise.all(
+      clients.map((c, i) =>
+        c.until(() => c.outputBytes - before[i]!.bytes >= expected || c.closed, RUN_TIMEOUT_MS, "end marker").then(() => {
+          if (c.closed) closedAt.set(c, performance.now());
+        }),
+      ),
+    );
+    const readerCpuMs = cpuMs() - cpu0;
+    const readers = clients.map((c, i): ReaderResult => {
+      const bytes = c.outputBytes - before[i]!.bytes;
+      const cut = closedAt.get(c);
+      return {
+        bytes,
+        ms: (cut ?? c.lastOutputAt) - start,
+        complete: cut === undefined && bytes === expected && c.outputTail(END_MARKER.length) === END_MARKER,
+        frames: c.outputFrames - before[i]!.frames,
+        wireBytes: c.wireBytes - before[i]!.wire,
+        closeCode: cut === undefined ? null : c.closeCode,
+      };
+    });
+    if (controller.closed) throw new Error(`cat through the server: the controller's connection closed (${controller.closeCode}) before the end marker`);
+    const exitStart = performance.now();
+    controller.send("\r");
+    await controller.until(() => controller.exitCode !== null, EXIT_TIMEOUT_MS, "exit frame");
+    return summarize(corpus, readers, controller.exitAt - exitStart, readerCpuMs);
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+    await server.deleteSession(info.id);
+  }
+}
+
+/**
+ * An idle session kept open for a whole benchmark: the server's headless worker thread lives
+ * while any session does, so a run then pays no worker start-up, as on a server in use.
+ */
+export async function keepServerWarm(server: ServerProcess): Promise<() => Promise<void>> {
+  const info = await server.createSession({ command: ["sh", "-c", "read line"], cols: BENCH_COLS, rows: BENCH_ROWS });
+  return () => server.deleteSession(info.id);
+}
