@@ -36,8 +36,11 @@ const BENCHMARKS: Benchmark[] = [
   { name: "pty-throughput", run: async (ctx) => (await import("./pty-throughput.ts")).benchPtyThroughput(ctx) },
   { name: "idle-memory", run: async (ctx) => (await import("./idle-memory.ts")).benchIdleMemory(ctx) },
   { name: "ws-throughput", run: async (ctx) => (await import("./ws-throughput.ts")).benchWsThroughput(ctx) },
+  { name: "fan-out", run: async (ctx) => (await import("./fan-out.ts")).benchFanOut(ctx) },
   { name: "echo-latency", run: async (ctx) => (await import("./echo-latency.ts")).benchEchoLatency(ctx) },
+  { name: "interrupt-flood", run: async (ctx) => (await import("./interrupt-flood.ts")).benchInterruptFlood(ctx) },
   { name: "resume-cost", run: async (ctx) => (await import("./resume-cost.ts")).benchResumeCost(ctx) },
+  { name: "compression", run: async (ctx) => (await import("./compression.ts")).benchCompression(ctx) },
   { name: "agent-run", run: runAgentRun },
 ];
 

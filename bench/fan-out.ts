@@ -1,0 +1,79 @@
+/**
+ * Issue 9 #2: `cat` of the corpus through the server to 1 controller + 10 observers, every client
+ * reading at full speed and receiving every byte (counted, and the end marker checked, per
+ * client), as a ratio to the same `cat` to a single client in the same run. The clock stops
+ * when the slowest client has the last byte. All clients live in this process, so their reading
+ * shares the machine with the server: readerCpuMs in the detail says what that cost.
+ * The arms alternate; the figure is their medians.
+ */
+import { catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
+import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
+import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
+import { figure, type BenchContext, type BenchResult } from "./report.ts";
+import { startServerProcess } from "./server-process.ts";
+import { median, MIB, round } from "./stats.ts";
+import { catRunDetail } from "./ws-throughput.ts";
+
+/** The issue's audience: one controller and ten observers. */
+const OBSERVERS = 10;
+/** Runs per arm: a fan-out run moves 11 × 100 MiB, so three keep the benchmark within a minute or two. */
+const RUNS = 3;
+
+function fanOutDetail(runs: readonly CatRun[]) {
+  return {
+    ...catRunDetail(runs),
+    /** per run: the spread between the first and the last client to get the last byte */
+    finishSpreadMs: runs.map((r) => Math.round(Math.max(...r.readers.map((c) => c.ms)) - Math.min(...r.readers.map((c) => c.ms)))),
+    /** per run: bytes delivered to all clients together per second */
+    aggregateMBps: runs.map((r) => round((r.readers.reduce((sum, c) => sum + c.bytes, 0) / 1e6 / r.ms) * 1000, 1)),
+    clientsComplete: runs.map((r) => r.readers.filter((c) => c.complete).length),
+    /** per run: close codes of clients the server cut before the end (4408: fell too far behind) */
+    clientsCut: runs.map((r) => r.readers.flatMap((c) => (c.closeCode === null ? [] : [c.closeCode]))),
+  };
+}
+
+export async function benchFanOut(ctx: BenchContext): Promise<BenchResult> {
+  const missing = hubModuleMissing();
+  if (missing) return { skipped: missing };
+  const corpus = await ensureCorpus(ctx.quick ? QUICK_CORPUS_BYTES : FULL_CORPUS_BYTES);
+  const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
+  try {
+    const unavailable = await hubUnavailable(server);
+    if (unavailable) return { skipped: unavailable };
+    const cool = await keepServerWarm(server);
+    const single: CatRun[] = [];
+    const fanOut: CatRun[] = [];
+    try {
+      for (let i = 0; i < RUNS; i++) {
+        single.push(await catThroughServer(server, corpus));
+        fanOut.push(await catThroughServer(server, corpus, { observers: OBSERVERS }));
+        ctx.log(`fan-out ${i + 1}/${RUNS}: 1 client ${single[i]!.mbps.toFixed(1)} MB/s, ${OBSERVERS + 1} clients ${fanOut[i]!.mbps.toFixed(1)} MB/s each`);
+      }
+    } finally {
+      await cool();
+    }
+    const fanOutRuns = fanOutDetail(fanOut);
+    return [
+      figure({
+        id: "ws.fan-out",
+        label: `cat ${corpus.bytes / MIB} MiB via server to 1 controller + ${OBSERVERS} observers vs 1 client`,
+        unit: "MB/s",
+        value: median(fanOut.map((r) => r.mbps)),
+        baseline: median(single.map((r) => r.mbps)),
+        baselineLabel: "1 client",
+        goal: { on: "ratio", op: ">=", target: 0.8, source: "issue 9 #2" },
+        valid: fanOut.every((r) => r.complete) && single.every((r) => r.complete),
+        detail: {
+          corpusBytes: corpus.bytes,
+          expectedPtyBytes: corpus.ptyBytes,
+          clients: OBSERVERS + 1,
+          fanOut: fanOutRuns,
+          singleClient: catRunDetail(single),
+          note: "MB/s per client: corpus bytes / (keystroke → the slowest client's last byte). All clients run in the benchmark process.",
+        },
+      }),
+    ];
+  } finally {
+    await server.stop();
+  }
+}
