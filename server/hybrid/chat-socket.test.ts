@@ -173,6 +173,25 @@ describe("/ws/s/{id}/chat", () => {
     expect(later.hello!.caps.permissions).toBe(false);
   });
 
+  it("lets a read-only token watch but never send, answer, interrupt or move", async () => {
+    const { info, chat } = await chatSession();
+    const created = await fx.server.api("/api/tokens", { method: "POST", json: { name: "watcher", capabilities: ["terminal:read"] } });
+    const { token } = (await created.json()) as { token: string };
+    const watcher = await fx.chat(info.id, { token, client: "watcher-0001" });
+    await watcher.until((c) => c.of("snapshot").length === 1, "the watcher's snapshot");
+    watcher.send("watch-000001", "say from the watcher");
+    watcher.move("terminal", true);
+    watcher.sendMessage({ type: "interrupt" });
+    chat.send("owner-000001", "say from the owner");
+    await watcher.until((c) => c.of("turn").some((t) => t.phase === "end"), "the owner's turn, seen by the watcher");
+    expect(watcher.transcript()).toEqual(["user: say from the owner", "assistant: from the owner"]);
+    expect(watcher.of("submission")).toEqual([]);
+    expect(watcher.controller?.clientId).toBe("client-a-0001");
+    expect((await fx.hybrid(info.id)).end).toBe("chat");
+    const move = await fetch(`${fx.server.url}/api/sessions/${info.id}/move`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: '{"to":"terminal"}' });
+    expect(move.status).toBe(403);
+  });
+
   it("closes with 4404 for an unknown or plain session, and with 4404 when the session is deleted", async () => {
     const plain = await fx.server.createSession();
     const notHybrid = await fx.chat(plain.id);

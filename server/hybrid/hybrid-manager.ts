@@ -16,9 +16,8 @@ import type { TerminalHub } from "../hub/terminal-hub.ts";
 import { parseTerminalQuery } from "../hub/terminal-query.ts";
 import { InvalidSessionRequest, type SessionRegistry } from "../session/registry.ts";
 import type { Session } from "../session/session.ts";
-import type { AgentAdapter } from "./adapters/adapter.ts";
+import { CONVERSATION_ID_PATTERN, type AgentAdapter } from "./adapters/adapter.ts";
 import { defaultAdapters } from "./adapters/index.ts";
-import { CONVERSATION_ID_PATTERN } from "./adapters/claude-transcript.ts";
 import { ChatConnection } from "./chat-connection.ts";
 import { ChatRoom } from "./chat-room.ts";
 import { HybridSession } from "./hybrid-session.ts";
@@ -101,6 +100,7 @@ export class HybridManager {
       adapter,
       conversationId: request.conversationId ?? adapter.newConversationId() ?? "",
       existing: request.conversationId !== undefined,
+      end: request.end ?? "terminal",
       cwd,
       settingsDir,
       hookRelay: [process.execPath, HOOK_RELAY],
@@ -125,7 +125,7 @@ export class HybridManager {
       stream?.flush();
       stream?.closeAll(CloseCode.MOVED, "session moved: chat");
     });
-    await hybrid.open(session, request.end ?? "terminal");
+    await hybrid.open(session);
     return session;
   }
 

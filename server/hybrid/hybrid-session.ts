@@ -36,6 +36,8 @@ export type HybridSessionOptions = {
   conversationId: string;
   /** the user named an existing conversation: resume it even where no transcript is found */
   existing: boolean;
+  /** where the conversation opens */
+  end: HybridEnd;
   cwd: string;
   /** a private directory for this session's generated files (hook settings) */
   settingsDir: string;
@@ -83,6 +85,9 @@ export class HybridSession {
   constructor(private readonly options: HybridSessionOptions) {
     this.conversationId = options.conversationId;
     this.existing = options.existing;
+    this.end = options.end;
+    // What the session list shows from its first event on, before `open` ran.
+    this.state = options.end === "terminal" ? "starting" : "parked";
     this.caps = { ...options.adapter.caps };
   }
 
@@ -112,8 +117,9 @@ export class HybridSession {
     return info;
   }
 
-  /** Bind the webmux Session that carries the id and the terminal runs, then open at `end`. */
-  async open(session: Session, end: HybridEnd): Promise<void> {
+  /** Bind the webmux Session that carries the id and the terminal runs, then open at the first end. */
+  async open(session: Session): Promise<void> {
+    const { end } = this.options;
     this.session = session;
     this.outbox = new ChatOutbox(session.submissions, (deliveries) => this.events.emit("deliver", deliveries));
     this.chat = new ChatEnd(this.journal, this.outbox, {
@@ -130,7 +136,6 @@ export class HybridSession {
       attention: () => session.raiseAttention(),
     });
     session.events.on("exit", (code) => this.onTerminalExit(code));
-    this.end = end;
     const opening = this.lock.run(() => (end === "terminal" ? this.startTerminal() : this.loadJournal()));
     if (end === "chat") this.journalReady = opening.catch(() => {});
     await opening;
@@ -221,7 +226,7 @@ export class HybridSession {
       await this.loadJournal();
       return;
     }
-    await within(Promise.race([started, whenExited(this.session)]), TERMINAL_START_WAIT_MS);
+    if (adapter.terminalReportsStart) await within(Promise.race([started, whenExited(this.session)]), TERMINAL_START_WAIT_MS);
     this.terminalStarted = null;
     if (this.end === "terminal" && this.state === "starting") this.setState("idle");
   }

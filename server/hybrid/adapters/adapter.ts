@@ -7,6 +7,9 @@
 import type { ChatCaps, ChatMessage, ChatPermission, TurnStatus } from "../../contract/chat.ts";
 import type { Emitter } from "../../session/emitter.ts";
 
+/** Conversation ids name files (transcripts): nothing that could leave the agent's directory. */
+export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
 /** Where and how the agent runs for one hybrid session. */
 export type AgentContext = {
   /** the session's working directory (where the agent was started) */
@@ -94,6 +97,8 @@ export interface AgentAdapter {
   /** The TUI for a conversation: new (`resume` false) or resumed, with hooks that post to `hookRelay`. */
   terminalLaunch(ctx: ConversationContext & { resume: boolean; settingsDir: string; hookRelay: string[] }): TerminalLaunch;
   readonly terminalStop: TerminalStop;
+  /** The TUI says when it started (a hook reports `started`); without that it is taken as started at once. */
+  readonly terminalReportsStart: boolean;
   /** Keys that interrupt a running turn in the TUI. */
   readonly terminalInterrupt: string;
   /** Translate a hook the relay posted. */

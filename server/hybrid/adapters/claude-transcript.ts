@@ -8,12 +8,11 @@ import { open, readdir, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { ChatMessage } from "../../contract/chat.ts";
+import { CONVERSATION_ID_PATTERN } from "./adapter.ts";
 import { AssistantMessages, userMessage } from "./claude-blocks.ts";
 
 /** Only this much of the end of a transcript is read: a chat shows the recent conversation. */
 export const MAX_TRANSCRIPT_READ_BYTES = 32 * 1024 * 1024;
-/** Conversation ids name files: nothing that could leave the projects directory. */
-export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
 type Json = Record<string, unknown>;
 

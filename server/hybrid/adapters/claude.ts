@@ -39,6 +39,7 @@ export class ClaudeAdapter implements AgentAdapter {
   readonly name = "claude";
   readonly caps = { permissions: true, interrupt: true };
   readonly terminalStop = { signal: "SIGTERM" as const, graceMs: 3_000 };
+  readonly terminalReportsStart = true;
   /** Esc interrupts Claude Code's running turn. */
   readonly terminalInterrupt = "\x1b";
 

@@ -158,6 +158,7 @@ export class CodexAdapter implements AgentAdapter {
   readonly name = "codex";
   readonly caps = { permissions: false, interrupt: true };
   readonly terminalStop = { signal: "SIGTERM" as const, graceMs: 3_000 };
+  readonly terminalReportsStart = false;
   readonly terminalInterrupt = "\x1b";
 
   displayCommand(): string[] {
