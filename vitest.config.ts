@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 // jsdom and the browser build of `ws`).
 export default defineConfig({
   test: {
-    include: ["server/**/*.test.ts", "bin/**/*.test.ts", "bench/**/*.test.ts"],
+    include: ["server/**/*.test.ts", "client/**/*.test.ts", "bin/**/*.test.ts", "bench/**/*.test.ts"],
     environment: "node",
     testTimeout: 30_000,
     hookTimeout: 30_000,
