@@ -144,10 +144,11 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
-      agentSockets.closeAll();
       sessionList.close();
       settingsStream.close();
+      agentSockets.closeAll();
       acceptor.closeAll(1001, "server shutting down");
+      app.dropHeldSockets();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections?.();

@@ -96,7 +96,7 @@ describe("Session on a real bash", () => {
   });
 
   it("takes the title from OSC 0/2 unless the user set one, and the cwd from OSC 7", async () => {
-    const s = makeRegistry().create({ command: [...BASH, "-c", "printf '\\e]2;building\\a\\e]7;file://host/srv/my%20dir\\a'; echo done; sleep 100"] });
+    const s = makeRegistry().create({ command: [...BASH, "-c", "printf '\\e]2;building\\a\\e]7;file://host/srv/my%%20dir\\a'; echo done; sleep 100"] });
     await waitFor(() => s.info().title === "building");
     expect(s.info().cwd).toBe("/srv/my dir");
     s.setTitle("mine");
