@@ -125,6 +125,21 @@ describe("/ws/s/{id}/chat", () => {
     expect(chat.transcript().some((l) => l.includes("Working"))).toBe(false);
   });
 
+  it("moves from a chat frame: refused with an error frame while busy, done with interrupt", async () => {
+    const { info, chat } = await chatSession();
+    chat.send("busy-0000001", "slow 30");
+    await chat.until((c) => c.status?.state === "busy", "busy");
+    chat.move("terminal");
+    await chat.until((c) => c.of("error").length === 1, "the refusal");
+    expect(chat.of("error")[0]).toMatchObject({ code: "BUSY" });
+    expect(chat.closeCode).toBeNull();
+    chat.move("terminal", true);
+    expect(await chat.closed()).toBe(CloseCode.MOVED);
+    expect(chat.closeReason).toBe("session moved: terminal");
+    await fx.waitForHybrid(info.id, (h) => h.end === "terminal" && h.state === "idle", "the TUI runs");
+    expect(maxConcurrentAgents(fx.pidLines())).toBe(1);
+  });
+
   it("sends a draft exactly once across a reconnect (same id after the socket dropped), resuming with since", async () => {
     const { info, chat } = await chatSession({ client: "client-o-0001" });
     // The socket drops right after the send left (no status seen yet).
