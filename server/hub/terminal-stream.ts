@@ -27,7 +27,7 @@ export const FLUSH_BYTES = 256 * 1024;
  * echo — still goes out in the same event-loop turn.
  */
 export const COALESCE_WINDOW_MS = 2;
-/** Only a frame at least this large starts a coalescing window: typing's small echoes never wait. */
+/** Coalescing starts once this much output came without a pause: typing's echoes never wait. */
 export const COALESCE_AFTER_BYTES = 16 * 1024;
 /** The PTY is paused while the controller's connection has more than this queued… */
 export const PAUSE_HIGH_WATER_BYTES = 1024 * 1024;
@@ -56,7 +56,8 @@ export class TerminalStream {
   private pendingBytes = 0;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private lastFlushAt = 0;
-  private lastFlushBytes = 0;
+  /** bytes flushed since output last paused for a coalescing window */
+  private burstBytes = 0;
   private pausedFor: TerminalConnection | null = null;
   private redrawTimer: ReturnType<typeof setTimeout> | null = null;
   private slowTimer: ReturnType<typeof setInterval> | null = null;
@@ -105,8 +106,9 @@ export class TerminalStream {
     }
     if (this.flushTimer) return;
     const since = performance.now() - this.lastFlushAt;
-    if (since >= COALESCE_WINDOW_MS || this.lastFlushBytes < COALESCE_AFTER_BYTES) {
-      // Output after a pause, or after small output (echoes), goes out now.
+    if (since >= COALESCE_WINDOW_MS) this.burstBytes = 0;
+    if (this.burstBytes < COALESCE_AFTER_BYTES) {
+      // Output after a pause, or the start of a burst (an echo), goes out now.
       this.flush();
     } else {
       this.flushTimer = setTimeout(() => {
@@ -127,7 +129,7 @@ export class TerminalStream {
       return;
     }
     const frame = this.pending.length === 1 ? encodeOutput(this.pending[0]!) : encodeOutputChunks(this.pending);
-    this.lastFlushBytes = this.pendingBytes;
+    this.burstBytes += this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
     this.lastFlushAt = performance.now();

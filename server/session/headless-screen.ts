@@ -35,6 +35,9 @@ export const BATCH_BYTES = 64 * 1024;
  * before anyone can look, long enough to coalesce the many small chunks of a busy PTY. */
 export const FLUSH_DELAY_MS = 4;
 
+/** First allocation of a pending batch: a typical PTY read, so an echo does not cost 64 KiB. */
+const MIN_BATCH_ALLOC_BYTES = 4 * 1024;
+
 /** Bytes posted but not yet parsed beyond which output is dropped: ~0.2 s of a 40 MB/s
  * parser, and well under xterm's own 50 MB write-queue limit. */
 export const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
@@ -49,10 +52,11 @@ export const RESUME_BACKLOG_BYTES = MAX_BACKLOG_BYTES / 2;
 export const PARSE_BUDGET_BYTES_PER_SEC = 6 * 1024 * 1024;
 
 /** Bursts up to this parse in full: a TUI's full repaint is a few hundred KiB at most. */
-export const PARSE_BURST_BYTES = 2 * 1024 * 1024;
+export const PARSE_BURST_BYTES = 1024 * 1024;
 
-/** While skimming, the mirror is rebuilt from the tail this often, so previews stay live. */
-export const SKIM_REFRESH_MS = 250;
+/** While skimming, the mirror is rebuilt from the tail this often: the session list shows previews
+ * at most every 2 s, and a request (snapshot, read) rebuilds it at once anyway. */
+export const SKIM_REFRESH_MS = 2_000;
 
 /** Output tail kept while skimming: several full screens of a large terminal. */
 export const SKIM_TAIL_BYTES = 256 * 1024;
@@ -217,9 +221,9 @@ export class HeadlessScreen {
     }
     let offset = 0;
     while (offset < length) {
-      this.pending ??= new Uint8Array(BATCH_BYTES);
       const n = Math.min(BATCH_BYTES - this.pendingLength, length - offset);
-      this.pending.set(n === length ? chunk : chunk.subarray(offset, offset + n), this.pendingLength);
+      this.ensurePendingRoom(this.pendingLength + n);
+      this.pending!.set(n === length ? chunk : chunk.subarray(offset, offset + n), this.pendingLength);
       this.pendingLength += n;
       offset += n;
       if (this.pendingLength === BATCH_BYTES) this.flush();
@@ -370,7 +374,7 @@ export class HeadlessScreen {
       this.flushTimer = null;
     }
     if (this.pendingLength === 0 || !this.pending) return;
-    const data = this.pendingLength === BATCH_BYTES ? this.pending : this.pending.slice(0, this.pendingLength);
+    const data = this.pendingLength === this.pending.length ? this.pending : this.pending.slice(0, this.pendingLength);
     // Released rather than reused: an idle screen then holds no batch buffer at all.
     this.pending = null;
     this.pendingLength = 0;
@@ -378,6 +382,15 @@ export class HeadlessScreen {
     this.gapBeforeNext = false;
     this.posted += data.byteLength;
     this.attached().post({ type: "write", screen: this.id, data, gap }, [data.buffer as ArrayBuffer]);
+  }
+
+  /** The pending batch grows as needed: an isolated echo costs a small buffer, a flood full batches. */
+  private ensurePendingRoom(needed: number): void {
+    if (this.pending && this.pending.length >= needed) return;
+    const size = Math.min(BATCH_BYTES, Math.max(needed, MIN_BATCH_ALLOC_BYTES, (this.pending?.length ?? 0) * 2));
+    const grown = new Uint8Array(size);
+    if (this.pending) grown.set(this.pending.subarray(0, this.pendingLength));
+    this.pending = grown;
   }
 
   private discardPending(): void {

@@ -171,9 +171,10 @@ export class Session {
 
   private handleOutput(chunk: Uint8Array): void {
     this.ring.append(chunk);
-    this.screen.write(chunk);
     const scanned = this.scanner.feed(chunk);
+    // Clients first: the mirror's copy can wait the few microseconds.
     this.events.emit("output", chunk, scanned);
+    this.screen.write(chunk);
     if (scanned.length === 0) return;
     let changed = false;
     for (const ev of scanned) {
