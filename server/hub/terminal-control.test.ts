@@ -278,6 +278,12 @@ describe("colour-scheme reports and attention", () => {
     expect(fresh.snapshots[0]!.toString()).toContain("\x1b[?2031h");
     c.type("printf '\\e[?2031l'\r");
     await waitFor(() => fresh.control?.colorSchemeReports === false);
+    // off and on again within one write: clients see both changes, in order
+    const before = fresh.frames.length;
+    c.type("printf '\\e[?2031h\\e[?2031l\\e[?2031h'\r");
+    await waitFor(() => fresh.frames.slice(before).filter((f) => f.type === "control").length >= 3);
+    const states = fresh.frames.slice(before).flatMap((f) => (f.type === "control" ? [f.control.colorSchemeReports] : []));
+    expect(states.slice(0, 3)).toEqual([true, false, true]);
     await c.close();
     await fresh.close();
   });

@@ -91,14 +91,20 @@ export class TerminalStream {
 
   private onOutput(chunk: Uint8Array, events: readonly ScanEvent[]): void {
     if (this.connections.size === 0) return;
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
+    // A 2031 change is broadcast right after the output that made it, with the state as of that
+    // byte (a chunk may turn it off and on again).
+    let sent = 0;
     for (const ev of events) {
-      // 2031 changes are broadcast right after the output frame that changed them.
-      if (ev.type === "mode" && ev.mode === 2031) {
-        this.flush();
-        this.broadcastControl();
-      }
+      if (ev.type !== "mode" || ev.mode !== 2031) continue;
+      this.pending.push(chunk.subarray(sent, ev.at));
+      this.pendingBytes += ev.at - sent;
+      sent = ev.at;
+      this.flush();
+      this.broadcastControl(null, ev.on);
+    }
+    if (sent < chunk.length) {
+      this.pending.push(sent === 0 ? chunk : chunk.subarray(sent));
+      this.pendingBytes += chunk.length - sent;
     }
     if (this.pendingBytes >= FLUSH_BYTES) {
       this.flush();
@@ -323,18 +329,18 @@ export class TerminalStream {
 
   // ---- control ----
 
-  private controlFrame(): Uint8Array {
+  private controlFrame(colorSchemeReports = this.session.scanner.colorSchemeReports): Uint8Array {
     const { session } = this;
     return encodeControl({
       controller: session.lease.info,
       cols: session.cols,
       rows: session.rows,
-      colorSchemeReports: session.scanner.colorSchemeReports,
+      colorSchemeReports,
     });
   }
 
-  private broadcastControl(except: TerminalConnection | null = null): void {
-    const frame = this.controlFrame();
+  private broadcastControl(except: TerminalConnection | null = null, colorSchemeReports?: boolean): void {
+    const frame = this.controlFrame(colorSchemeReports);
     for (const conn of this.connections) if (conn !== except) conn.send(frame);
   }
 
