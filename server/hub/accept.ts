@@ -1,10 +1,31 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
+import { WebSocket, WebSocketServer } from "ws";
 import { COMPRESSION_THRESHOLD_BYTES, MAX_CLIENT_FRAME_BYTES } from "../contract/protocol.ts";
 import { ErrorCode } from "../contract/types.ts";
 import { refuseUpgrade } from "../http/app.ts";
 import { ConnectionLimiter, connectionAddress, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-limit.ts";
+
+type SendOptions = { mask?: boolean; binary?: boolean; compress?: boolean; fin?: boolean };
+type SendCallback = (err?: Error) => void;
+
+/**
+ * ws applies perMessageDeflate's `threshold` only without context takeover; the spec leaves every
+ * message under 128 bytes uncompressed, so each send says so unless the caller decided itself.
+ */
+class ThresholdWebSocket extends WebSocket {
+  override send(data: unknown, options?: SendOptions | SendCallback, cb?: SendCallback): void {
+    if (typeof options === "function") {
+      cb = options;
+      options = undefined;
+    }
+    if (options?.compress === undefined) {
+      const size = typeof data === "string" ? Buffer.byteLength(data) : ((data as { byteLength?: number })?.byteLength ?? 0);
+      options = { ...options, compress: size >= COMPRESSION_THRESHOLD_BYTES };
+    }
+    super.send(data as Buffer, options, cb);
+  }
+}
 
 /**
  * Completes WebSocket upgrades for every endpoint. permessage-deflate is negotiated only when the
@@ -25,6 +46,7 @@ export class WebSocketAcceptor {
       noServer: true,
       maxPayload,
       clientTracking: false,
+      WebSocket: ThresholdWebSocket,
       perMessageDeflate: {
         // Context takeover on both sides (the default): terminal output compresses far better with history.
         threshold: COMPRESSION_THRESHOLD_BYTES,

@@ -260,6 +260,11 @@ describe("TextBroadcast over the acceptor", () => {
     http = createServer();
     http.on("upgrade", (req, socket, head) => {
       acceptor.accept(req, socket, head, new URL(req.url ?? "/", "http://localhost"), (ws) => {
+        if (req.url?.startsWith("/bare")) {
+          // An endpoint that just calls ws.send (as /ws/agent and the chat socket do).
+          for (const m of messages) ws.send(m);
+          return;
+        }
         const one = new TextBroadcast();
         one.add(ws, messages[0]!);
         for (const m of messages.slice(1)) one.send(m);
@@ -285,6 +290,13 @@ describe("TextBroadcast over the acceptor", () => {
     expect(plain.frames.map((f) => f.rsv1)).toEqual([false, false, false, false]);
     expect(plain.frames.map((f) => f.payload.toString())).toEqual(messages);
     expect(raw.frameBytes).toBeLessThan(plain.frameBytes / 10);
+  });
+
+  it("applies the 128-byte rule to every endpoint's plain ws.send, not only the broadcasts", async () => {
+    const raw = track(await RawClient.open(base, "/bare?compress=1", { offer: true }));
+    await waitFor(() => raw.frames.length === messages.length, { message: "all messages" });
+    expect(raw.frames.map((f) => f.rsv1)).toEqual([false, true, true, false]);
+    expect(raw.frames[0]!.payload.toString()).toBe(messages[0]);
   });
 
   it("mixes compressed and plain messages in one context-takeover stream that a ws client reads unchanged", async () => {
