@@ -1,4 +1,4 @@
-import { createSignal, For, Show } from "solid-js";
+import { createMemo, createSignal, For, Show } from "solid-js";
 import type { SessionInfo } from "../../../server/contract/types.ts";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
 import { PlusIcon, ThemeIcon } from "../icons.tsx";
@@ -24,6 +24,8 @@ export type SessionListProps = {
  */
 export function SessionListPage(props: SessionListProps) {
   const feed = createSessionFeed(props.api, props.initial);
+  const sessionIds = createMemo(() => feed.sessions().map((s) => s.id), undefined, { equals: (a, b) => a.length === b.length && a.every((id, i) => id === b[i]) });
+  const sessionById = (id: string) => feed.sessions().find((s) => s.id === id);
   const [busy, setBusy] = createSignal(false);
   const [error, setError] = createSignal<string | null>(null);
   const [showOptions, setShowOptions] = createSignal(false);
@@ -132,8 +134,14 @@ export function SessionListPage(props: SessionListProps) {
         fallback={<p class="empty">{feed.known() ? "No sessions yet. Start one with “New session”." : "Loading…"}</p>}
       >
         <ul class="sessions" aria-label="Sessions">
-          <For each={feed.sessions()}>
-            {(session) => <SessionRow session={session} api={props.api} feed={feed} clientId={props.clientId} onOpen={props.onOpen} />}
+          {/* Keyed by id, not by object: every `updated` brings a new object, and a row must keep
+              its own state (an open rename or delete confirmation) across updates. */}
+          <For each={sessionIds()}>
+            {(id) => (
+              <Show when={sessionById(id)}>
+                {(session) => <SessionRow session={session()} api={props.api} feed={feed} clientId={props.clientId} onOpen={props.onOpen} />}
+              </Show>
+            )}
           </For>
         </ul>
       </Show>
