@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";
+import { VitePWA } from "vite-plugin-pwa";
 import solid from "vite-plugin-solid";
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
@@ -11,7 +12,23 @@ const DEV_BACKEND = process.env.WEBMUX_DEV_BACKEND ?? "http://127.0.0.1:8999";
 export default defineConfig({
   root: here("./client"),
   publicDir: here("./public"),
-  plugins: [solid()],
+  plugins: [
+    solid(),
+    // The service worker precaches the app shell so the app opens offline (issue 10); the
+    // manifest is public/manifest.webmanifest, linked from index.html.
+    VitePWA({
+      registerType: "autoUpdate",
+      injectRegister: "script",
+      manifest: false,
+      workbox: {
+        globPatterns: ["**/*.{js,css,html,svg,png,webmanifest}"],
+        navigateFallback: "/index.html",
+        navigateFallbackDenylist: [/^\/api\//, /^\/ws\//],
+        clientsClaim: true,
+        skipWaiting: true,
+      },
+    }),
+  ],
   build: {
     outDir: here("./dist/client"),
     emptyOutDir: true,

@@ -1,5 +1,6 @@
 import { createSignal, onCleanup, onMount, Show } from "solid-js";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
+import { ComposeBox } from "../compose/ComposeBox.tsx";
 import { BackIcon, CopyIcon, SearchIcon, ThemeIcon } from "../icons.tsx";
 import type { Theme } from "../storage/theme.ts";
 import { exposeTerminal } from "./debug-hook.ts";
@@ -122,6 +123,7 @@ export function TerminalPage(props: TerminalPageProps) {
           </div>
         </Show>
       </div>
+      <Show when={view()}>{(current) => <ComposeBox sessionId={props.sessionId} view={current()} />}</Show>
       <Show when={copyText()}>
         {(text) => (
           <div class="dialog-backdrop" role="dialog" aria-modal="true" aria-label="All output">

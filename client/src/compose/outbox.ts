@@ -1,0 +1,137 @@
+/**
+ * Sends one session's drafts, in order, each at most once. The rules (issue 10, DESIGN.md):
+ * - a draft is in IndexedDB (`queued`, then `sending`) before its frame goes out;
+ * - once live, every draft sent but not settled is queried (0x04); only those the server answers
+ *   `missing` for, whose generation is current and whose record cannot have expired, are resent
+ *   with the same ID (the server never writes an ID twice, so a racing tab cannot double it);
+ * - a draft for another generation is never sent again silently: it is `failed: generation`.
+ */
+import { encodeQuerySubmissions, encodeSubmit } from "../../../server/contract/frames.ts";
+import { MAX_QUERY_IDS, SUBMISSION_TTL_MS } from "../../../server/contract/protocol.ts";
+import type { SubmissionState, SubmitStatusPayload } from "../../../server/contract/types.ts";
+import { changeDraft, listDrafts, type Draft } from "./draft-store.ts";
+
+/** A query the server has not answered in this long is given up until the next connection. */
+export const QUERY_ANSWER_TIMEOUT_MS = 10_000;
+/**
+ * A `missing` answer for a draft sent longer ago than this may mean its record expired after it
+ * was written: show it as missing instead of resending. Five minutes short of the server's TTL.
+ */
+export const RESEND_WINDOW_MS = SUBMISSION_TTL_MS - 5 * 60 * 1000;
+
+export type OutboxLink = {
+  /** the session's generation while the stream is live; null otherwise */
+  liveGeneration(): string | null;
+  /** false when the frame could not go out (not connected) */
+  send(frame: Uint8Array): boolean;
+  onSubmitStatus(listener: (status: SubmitStatusPayload) => void): () => void;
+};
+
+export type Outbox = {
+  /** look for work now: after going live, after a new draft */
+  pump(): void;
+  /** the stream stopped being live: an unanswered query is abandoned */
+  connectionChanged(): void;
+  dispose(): void;
+};
+
+type Answers = { wanted: Set<string>; got: Map<string, SubmissionState>; done: (ok: boolean) => void };
+
+export function createOutbox(sessionId: string, link: OutboxLink, now: () => number = Date.now): Outbox {
+  let running = false;
+  let again = false;
+  let disposed = false;
+  let answers: Answers | null = null;
+
+  const stopListening = link.onSubmitStatus((status) => {
+    if (answers?.wanted.has(status.id)) {
+      answers.got.set(status.id, status.state);
+      if (answers.got.size === answers.wanted.size) answers.done(true);
+    }
+    // `missing` is a query's answer; what it means is decided in run().
+    if (status.state === "missing") return;
+    void changeDraft(status.id, (draft) =>
+      draft.sessionId !== sessionId ? {} : { state: status.state as Draft["state"], error: status.error },
+    );
+  });
+
+  function ask(ids: string[]): Promise<Map<string, SubmissionState> | null> {
+    return new Promise((resolve) => {
+      const got = new Map<string, SubmissionState>();
+      const timer = setTimeout(() => finish(false), QUERY_ANSWER_TIMEOUT_MS);
+      const finish = (ok: boolean) => {
+        clearTimeout(timer);
+        answers = null;
+        resolve(ok ? got : null);
+      };
+      answers = { wanted: new Set(ids), got, done: finish };
+      for (let i = 0; i < ids.length; i += MAX_QUERY_IDS) {
+        if (!link.send(encodeQuerySubmissions({ ids: ids.slice(i, i + MAX_QUERY_IDS) }))) return finish(false);
+      }
+    });
+  }
+
+  async function run(): Promise<void> {
+    const generation = link.liveGeneration();
+    if (generation === null || disposed) return;
+    const drafts = (await listDrafts(sessionId)).filter((d) => !d.resent);
+    const toSend: Draft[] = [];
+    const toQuery: Draft[] = [];
+    for (const draft of drafts) {
+      if (draft.state !== "queued" && draft.state !== "sending" && draft.state !== "received") continue;
+      if (draft.generation !== null && draft.generation !== generation) {
+        await changeDraft(draft.id, () => ({ state: "failed", error: "generation" }));
+      } else if (draft.state === "queued") {
+        toSend.push(draft);
+      } else {
+        toQuery.push(draft);
+      }
+    }
+    if (toQuery.length > 0) {
+      const got = await ask(toQuery.map((d) => d.id));
+      if (got === null || link.liveGeneration() !== generation) return;
+      for (const draft of toQuery) {
+        if (got.get(draft.id) !== "missing") continue;
+        const fresh = draft.state === "sending" && now() - (draft.sentAt ?? draft.createdAt) < RESEND_WINDOW_MS;
+        if (fresh) toSend.push(draft);
+        else await changeDraft(draft.id, () => ({ state: "missing" }));
+      }
+    }
+    toSend.sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
+    for (const draft of toSend) {
+      if (disposed || link.liveGeneration() !== generation) return;
+      // Saved as `sending` first: a reload from here on queries it instead of sending it blind.
+      const saved = await changeDraft(draft.id, (current) =>
+        current.state === "queued" || current.state === "sending" ? { state: "sending", generation, sentAt: now() } : {},
+      );
+      if (!saved || saved.state !== "sending") continue; // settled meanwhile (another tab) or discarded
+      if (!link.send(encodeSubmit({ id: saved.id, generation }, saved.body, saved.submitKey))) return;
+    }
+  }
+
+  async function loop(): Promise<void> {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        await run().catch((error: unknown) => console.warn("webmux: outbox:", error));
+      } while (again && !disposed);
+    } finally {
+      running = false;
+    }
+  }
+
+  return {
+    pump: () => void loop(),
+    connectionChanged: () => answers?.done(false),
+    dispose() {
+      disposed = true;
+      answers?.done(false);
+      stopListening();
+    },
+  };
+}
