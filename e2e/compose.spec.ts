@@ -30,11 +30,14 @@ async function compose(page: Page, text: string): Promise<void> {
 
 const draft = (page: Page, body: string) => page.locator(".compose__draft", { hasText: body });
 
+/** What the specs read of the page's service worker (the e2e type check has no DOM library). */
+type ServiceWorkerGlobals = { navigator: { serviceWorker: { ready: Promise<unknown>; controller: unknown } } };
+
 /** The service worker controls the page, so a reload while offline still gets the app shell. */
 async function waitForServiceWorker(page: Page): Promise<void> {
-  await page.evaluate(() => (navigator as unknown as { serviceWorker: { ready: Promise<unknown> } }).serviceWorker.ready);
+  await page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.ready);
   await expect
-    .poll(() => page.evaluate(() => (navigator as unknown as { serviceWorker: { controller: unknown } }).serviceWorker.controller !== null))
+    .poll(() => page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.controller !== null))
     .toBe(true);
 }
 
