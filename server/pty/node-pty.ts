@@ -173,6 +173,21 @@ class ReadSideKeeper {
       this.drainAndRelease();
       return socket;
     }) as Socket["destroy"];
+    // node-pty learns of the exit and then waits 200 ms (its close timeout) before destroying the
+    // socket; the one sign of the exit before that is the `once("close")` it registers at that
+    // moment. Draining right away reports the exit 200 ms sooner, with the same guarantees.
+    const emitter = term as unknown as { once?: (event: string, listener: (...args: unknown[]) => void) => unknown };
+    if (typeof emitter.once === "function") {
+      const once = emitter.once.bind(term);
+      emitter.once = (event, listener) => {
+        const result = once(event, listener);
+        if (event === "close" && !this.released && !this.exitPending) {
+          this.exitPending = true;
+          setImmediate(() => this.drainAndRelease());
+        }
+        return result;
+      };
+    }
   }
 
   setPaused(paused: boolean): void {
