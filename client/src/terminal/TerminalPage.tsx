@@ -1,6 +1,7 @@
 import { createSignal, onCleanup, onMount, Show } from "solid-js";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
 import { ComposeBox } from "../compose/ComposeBox.tsx";
+import { KeyBar } from "../keys/KeyBar.tsx";
 import { BackIcon, CopyIcon, SearchIcon, ThemeIcon } from "../icons.tsx";
 import type { Theme } from "../storage/theme.ts";
 import { exposeTerminal } from "./debug-hook.ts";
@@ -23,12 +24,26 @@ export type TerminalPageProps = {
 /** Touch screens get no automatic focus: it would pop the on-screen keyboard over the screen. */
 const finePointer = () => window.matchMedia("(pointer: fine)").matches;
 
+const KEY_BAR_SETTING = "webmux.keyBar";
+/** The key bar shows on touch screens unless turned off; elsewhere when turned on. */
+const keyBarWanted = () => (localStorage.getItem(KEY_BAR_SETTING) ?? (finePointer() ? "off" : "on")) === "on";
+
 export function TerminalPage(props: TerminalPageProps) {
   let host!: HTMLDivElement;
   const [view, setView] = createSignal<TerminalView | null>(null);
   const [finding, setFinding] = createSignal(false);
   const [notice, setNotice] = createSignal<string | null>(null);
   const [copyText, setCopyText] = createSignal<string | null>(null);
+  const [keyBar, setKeyBar] = createSignal(keyBarWanted());
+  const [viewportHeight, setViewportHeight] = createSignal<number | null>(null);
+  // The on-screen keyboard shrinks the visual viewport, not the layout one: fit the page to it so
+  // the terminal, key bar and compose box stay above the keyboard.
+  const viewport = window.visualViewport;
+  if (viewport) {
+    const follow = () => setViewportHeight(viewport.height);
+    viewport.addEventListener("resize", follow);
+    onCleanup(() => viewport.removeEventListener("resize", follow));
+  }
   let noticeTimer: ReturnType<typeof setTimeout> | null = null;
 
   onMount(() => {
@@ -76,7 +91,7 @@ export function TerminalPage(props: TerminalPageProps) {
   const title = () => view()?.session()?.title ?? props.sessionId;
 
   return (
-    <main class="term-page">
+    <main class="term-page" style={viewportHeight() === null ? undefined : { height: `${viewportHeight()}px` }}>
       <header class="term-bar">
         <a
           class="icon-button"
@@ -97,6 +112,19 @@ export function TerminalPage(props: TerminalPageProps) {
         </button>
         <button class="icon-button" type="button" aria-label="Copy all" title="Copy all output as text" onClick={copyAll}>
           <CopyIcon />
+        </button>
+        <button
+          class="icon-button"
+          type="button"
+          aria-label="Key bar"
+          aria-pressed={keyBar()}
+          title="Show or hide the key bar"
+          onClick={() => {
+            localStorage.setItem(KEY_BAR_SETTING, keyBar() ? "off" : "on");
+            setKeyBar(!keyBar());
+          }}
+        >
+          ⌨
         </button>
         <button class="icon-button" type="button" aria-label="Toggle theme" title="Toggle dark/light" onClick={() => props.theme.toggle()}>
           <ThemeIcon />
@@ -123,6 +151,7 @@ export function TerminalPage(props: TerminalPageProps) {
           </div>
         </Show>
       </div>
+      <Show when={keyBar() && view()}>{(current) => <KeyBar view={current()} />}</Show>
       <Show when={view()}>{(current) => <ComposeBox sessionId={props.sessionId} view={current()} />}</Show>
       <Show when={copyText()}>
         {(text) => (

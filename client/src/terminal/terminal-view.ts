@@ -74,6 +74,12 @@ export type TerminalView = {
   focus(): void;
   /** submission status frames (0x05), for the compose box */
   onSubmitStatus(listener: (status: SubmitStatusPayload) => void): () => void;
+  /** rewrite typed input (strings only) before it is sent; null removes the filter */
+  setInputFilter(filter: ((data: string) => string) | null): void;
+  /** paste as the user would (bracketed when the program asked for it) */
+  paste(text: string): void;
+  /** send key bytes as user input (0x00) */
+  sendKeys(data: string): void;
   /** the text of the whole active buffer, scrollback included */
   text(): string;
   /** the selected text (find selects its match) */
@@ -115,6 +121,10 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   const submitListeners = new Set<(status: SubmitStatusPayload) => void>();
 
   terminal.open(options.host);
+  // Phones: no autocorrect, autocapitalisation or spellcheck on what goes to the program.
+  for (const [name, value] of [["autocorrect", "off"], ["autocapitalize", "off"], ["spellcheck", "false"]]) {
+    terminal.textarea?.setAttribute(name, value);
+  }
   const grid = new TerminalGrid(terminal, fit, options.host, {
     isController,
     sendResize: (cols, rows) => connection?.sendResize(cols, rows) ?? false,
@@ -127,8 +137,10 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     reportScheme();
     return true;
   });
+  /** the key bar's sticky modifiers rewrite the next key typed (see KeyBar) */
+  let inputFilter: ((data: string) => string) | null = null;
   const dataRoute = routeTerminalData(terminal, {
-    input: (data) => connection?.sendInput(data),
+    input: (data) => connection?.sendInput(typeof data === "string" && inputFilter ? inputFilter(data) : data),
     reply: (data) => connection?.sendAutoReply(data),
   });
   const paintWatch = terminal.onRender(() => {
@@ -314,6 +326,11 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       submitListeners.add(listener);
       return () => submitListeners.delete(listener);
     },
+    setInputFilter(filter) {
+      inputFilter = filter;
+    },
+    paste: (text) => terminal.paste(text),
+    sendKeys: (data) => void connection?.sendInput(data),
     text() {
       const buffer = terminal.buffer.active;
       const lines: string[] = [];
