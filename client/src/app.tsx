@@ -3,6 +3,7 @@ import type { SessionInfo } from "../../server/contract/types.ts";
 import { isValidSessionId } from "../../server/contract/protocol.ts";
 import { createApi, describeError, isUnauthorized } from "./api.ts";
 import { SessionListPage } from "./sessions/SessionListPage.tsx";
+import { loadSessionList } from "./storage/session-list-store.ts";
 import { loadDeviceLabel, saveDeviceLabel } from "./storage/tab-identity.ts";
 import { createTheme } from "./storage/theme.ts";
 import { TerminalPage } from "./terminal/TerminalPage.tsx";
@@ -64,7 +65,10 @@ export function App(props: { clientId: string }) {
     try {
       setView({ name: "ready", sessions: await api.listSessions() });
     } catch (failure) {
-      if (!isUnauthorized(failure)) setView({ name: "unreachable", message: describeError(failure) });
+      if (isUnauthorized(failure)) return;
+      // Offline (or the server is down): the last list this device saw; the list keeps reconnecting.
+      const cached = await loadSessionList();
+      setView(cached ? { name: "ready", sessions: cached } : { name: "unreachable", message: describeError(failure) });
     }
   }
 

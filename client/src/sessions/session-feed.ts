@@ -4,6 +4,7 @@
  * `GET /api/sessions` (which also reports a 401, sending the app to Login). Create inside a Solid
  * owner; it closes on cleanup.
  */
+import { saveSessionList } from "../storage/session-list-store.ts";
 import { createSignal, onCleanup, type Accessor } from "solid-js";
 import { decodeSessionListEvent } from "../../../server/contract/session-list.ts";
 import { StreamTracker } from "../../../server/contract/stream-tracker.ts";
@@ -69,6 +70,8 @@ export function createSessionFeed(api: Api, initial: SessionInfo[] | null = null
         return;
       }
       setSessions((list) => applySessionEvent(list, event));
+      // What the app shows when it is opened offline.
+      void saveSessionList(sessions()).catch(() => undefined);
       if (event.type === "snapshot") {
         attempt = 0;
         setLive(true);
