@@ -6,7 +6,7 @@
  * the program ended. See ReadSideKeeper for why node-pty alone does not guarantee that.
  * Cost: the exit is reported ~200 ms after the program ended (node-pty's close timeout).
  */
-import { closeSync, constants as fsConstants, openSync, readSync } from "node:fs";
+import { closeSync, constants as fsConstants, openSync, readSync, writeSync } from "node:fs";
 import type { Socket } from "node:net";
 import { spawn as forkPty, type IPty } from "node-pty";
 import { PTY_TERM_NAME, PtySpawnError, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
@@ -25,6 +25,28 @@ export const EXIT_DRAIN_MAX_BYTES = 1 << 20;
 export const PAUSED_EXIT_HOLD_MS = 5_000;
 /** Read size for that final drain; matches libuv's read buffer. */
 const EXIT_DRAIN_READ_BYTES = 64 * 1024;
+
+/**
+ * Keystrokes go straight to the master when nothing is queued before them: node-pty always writes
+ * through libuv's thread pool, which costs a keystroke's echo tens of microseconds. The master is
+ * non-blocking, so whatever the kernel does not take at once (EAGAIN, a short write) goes to
+ * node-pty's queue, after which order is kept by always queueing until it is empty again.
+ */
+function writeNow(term: IPty, bytes: Buffer): void {
+  const unix = term as unknown as { fd?: number; _writeStream?: { _writeQueue?: unknown[] } };
+  const queue = unix._writeStream?._writeQueue;
+  if (typeof unix.fd !== "number" || !Array.isArray(queue) || queue.length > 0 || bytes.length === 0) {
+    term.write(bytes);
+    return;
+  }
+  let written = 0;
+  try {
+    written = writeSync(unix.fd, bytes);
+  } catch {
+    written = 0; // EAGAIN (kernel buffer full) or an error node-pty's own path will meet and report
+  }
+  if (written < bytes.length) term.write(bytes.subarray(written));
+}
 
 /** How often a pending write queue is looked at; writes to a PTY usually finish within one. */
 const DRAIN_POLL_MS = 2;
@@ -86,7 +108,7 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     onExit: (listener) => relay.onExit(listener),
     write(data) {
       if (relay.hasExited) return;
-      term.write(typeof data === "string" ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+      writeNow(term, typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     },
     drained() {
       return whenQueueEmpty(term, () => relay.hasExited);
