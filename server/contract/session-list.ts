@@ -4,7 +4,8 @@
  */
 
 import type { FrameError } from "./frames.ts";
-import { PayloadError, readSessionListEvent } from "./payloads.ts";
+import { decodeJsonText } from "./json-text.ts";
+import { readSessionListEvent } from "./payloads.ts";
 import type { SessionListEvent } from "./types.ts";
 
 /** The text of one /ws/sessions message; throws PayloadError for an event that breaks the contract. */
@@ -14,17 +15,5 @@ export function encodeSessionListEvent(event: SessionListEvent): string {
 
 /** Parse one /ws/sessions message; never throws. */
 export function decodeSessionListEvent(text: string): SessionListEvent | FrameError {
-  if (typeof text !== "string") return { type: "invalid", reason: "not_text", detail: "message is not text" };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { type: "invalid", reason: "bad_json", detail: "message is not JSON" };
-  }
-  try {
-    return readSessionListEvent(value);
-  } catch (error) {
-    if (error instanceof PayloadError) return { type: "invalid", reason: "bad_payload", detail: error.message };
-    throw error;
-  }
+  return decodeJsonText(text, readSessionListEvent);
 }

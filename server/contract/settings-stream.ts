@@ -4,6 +4,7 @@
  */
 
 import type { FrameError } from "./frames.ts";
+import { decodeJsonText } from "./json-text.ts";
 import { PayloadError, readObject } from "./payloads.ts";
 import type { Settings, SettingsEvent } from "./types.ts";
 
@@ -29,17 +30,5 @@ export function encodeSettingsEvent(event: SettingsEvent): string {
 
 /** Parse one /ws/settings message; never throws. */
 export function decodeSettingsEvent(text: string): SettingsEvent | FrameError {
-  if (typeof text !== "string") return { type: "invalid", reason: "not_text", detail: "message is not text" };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { type: "invalid", reason: "bad_json", detail: "message is not JSON" };
-  }
-  try {
-    return readSettingsEvent(value);
-  } catch (error) {
-    if (error instanceof PayloadError) return { type: "invalid", reason: "bad_payload", detail: error.message };
-    throw error;
-  }
+  return decodeJsonText(text, readSettingsEvent);
 }
