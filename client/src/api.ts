@@ -6,6 +6,10 @@
  */
 import type {
   CreateSessionRequest,
+  CreateTokenRequest,
+  CreateTokenResponse,
+  Settings,
+  TokenInfo,
   ErrorBody,
   ErrorCode,
   SessionInfo,
@@ -59,6 +63,10 @@ export type Api = {
   restartSession(id: string): Promise<SessionInfo>;
   deleteSession(id: string): Promise<void>;
   readBuffer(id: string): Promise<RingBytes>;
+  putSettings(settings: Settings): Promise<void>;
+  listTokens(): Promise<TokenInfo[]>;
+  createToken(request: CreateTokenRequest): Promise<CreateTokenResponse>;
+  revokeToken(id: string): Promise<void>;
 };
 
 export type ApiOptions = {
@@ -69,7 +77,7 @@ export type ApiOptions = {
 };
 
 type RequestOptions = {
-  method?: "GET" | "POST" | "PATCH" | "DELETE";
+  method?: "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
   body?: unknown;
   reportUnauthorized?: boolean;
 };
@@ -132,6 +140,18 @@ export function createApi(options: ApiOptions): Api {
     },
     async deleteSession(id) {
       await request(sessionPath(id), { method: "DELETE" });
+    },
+    async putSettings(settings) {
+      await request("/api/settings", { method: "PUT", body: settings });
+    },
+    async listTokens() {
+      return ((await request("/api/tokens", {})) as { tokens: TokenInfo[] }).tokens;
+    },
+    async createToken(createRequest) {
+      return (await request("/api/tokens", { method: "POST", body: createRequest })) as CreateTokenResponse;
+    },
+    async revokeToken(id) {
+      await request(`/api/tokens/${encodeURIComponent(id)}`, { method: "DELETE" });
     },
     async readBuffer(id) {
       const response = await respond(`${sessionPath(id)}/buffer`, {});

@@ -2,6 +2,7 @@ import { createEffect, createSignal, Match, onCleanup, onMount, Switch } from "s
 import type { SessionInfo } from "../../server/contract/types.ts";
 import { isValidSessionId } from "../../server/contract/protocol.ts";
 import { createApi, describeError, isUnauthorized } from "./api.ts";
+import { SettingsPage } from "./settings/SettingsPage.tsx";
 import { SessionListPage } from "./sessions/SessionListPage.tsx";
 import { loadSessionList } from "./storage/session-list-store.ts";
 import { loadDeviceLabel, saveDeviceLabel } from "./storage/tab-identity.ts";
@@ -17,9 +18,10 @@ type View =
   | { name: "unreachable"; message: string };
 
 /** Where the address bar points: `/` is the list, `/s/{id}` a terminal. */
-export type Route = { name: "list" } | { name: "terminal"; id: string };
+export type Route = { name: "list" } | { name: "settings" } | { name: "terminal"; id: string };
 
 export function routeOf(pathname: string): Route {
+  if (/^\/settings\/?$/.test(pathname)) return { name: "settings" };
   const match = /^\/s\/([^/]+)\/?$/.exec(pathname);
   return match && isValidSessionId(match[1]) ? { name: "terminal", id: match[1] } : { name: "list" };
 }
@@ -115,6 +117,15 @@ export function App(props: { clientId: string }) {
                 />
               )}
             </Match>
+            <Match when={currentRoute().name === "settings"}>
+              <SettingsPage
+                api={api}
+                label={label}
+                setLabel={(next) => setLabel(saveDeviceLabel(next))}
+                theme={theme}
+                onBack={() => navigate("/")}
+              />
+            </Match>
             <Match when={currentRoute().name === "list"}>
               <SessionListPage
                 api={api}
@@ -124,6 +135,7 @@ export function App(props: { clientId: string }) {
                 setLabel={(next) => setLabel(saveDeviceLabel(next))}
                 theme={theme}
                 onOpen={(id) => navigate(`/s/${id}`)}
+                onSettings={() => navigate("/settings")}
               />
             </Match>
           </Switch>

@@ -16,6 +16,7 @@ export type SessionListProps = {
   setLabel: (label: string) => void;
   theme: Theme;
   onOpen: (id: string) => void;
+  onSettings: () => void;
 };
 
 /**
@@ -145,13 +146,13 @@ export function SessionListPage(props: SessionListProps) {
           </For>
         </ul>
       </Show>
-      <DeviceLabel label={props.label} setLabel={props.setLabel} />
+      <DeviceLabel label={props.label} setLabel={props.setLabel} onSettings={props.onSettings} />
     </main>
   );
 }
 
 /** The name other tabs and devices see when this one controls a session. */
-function DeviceLabel(props: { label: () => string; setLabel: (label: string) => void }) {
+function DeviceLabel(props: { label: () => string; setLabel: (label: string) => void; onSettings: () => void }) {
   const [editing, setEditing] = createSignal(false);
   const [draft, setDraft] = createSignal("");
   return (
@@ -166,6 +167,9 @@ function DeviceLabel(props: { label: () => string; setLabel: (label: string) => 
             <button class="link-button" type="button" onClick={() => (setDraft(props.label()), setEditing(true))}>
               Edit
             </button>
+            <a class="link-button" href="/settings" onClick={(event) => (event.preventDefault(), props.onSettings())}>
+              Settings
+            </a>
           </>
         }
       >

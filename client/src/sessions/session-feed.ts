@@ -4,6 +4,7 @@
  * `GET /api/sessions` (which also reports a 401, sending the app to Login). Create inside a Solid
  * owner; it closes on cleanup.
  */
+import { withCompression } from "../storage/device-settings.ts";
 import { saveSessionList } from "../storage/session-list-store.ts";
 import { createSignal, onCleanup, type Accessor } from "solid-js";
 import { decodeSessionListEvent } from "../../../server/contract/session-list.ts";
@@ -43,7 +44,7 @@ export function applySessionEvent(list: SessionInfo[], event: SessionListEvent):
 export function sessionListUrl(base: string = window.location.href): string {
   const url = new URL(SESSION_LIST_PATH, base);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return url.toString();
+  return withCompression(url.toString());
 }
 
 export function createSessionFeed(api: Api, initial: SessionInfo[] | null = null): SessionFeed {

@@ -3,6 +3,7 @@
  * resume point with StreamTracker and reconnects as each close code asks (backoff after a drop,
  * at once after 4408, never after 4404/4409/4410). A plain object: the caller disposes it.
  */
+import { loadCompress } from "../storage/device-settings.ts";
 import {
   decodeServerFrame,
   encodeAutoReply,
@@ -33,7 +34,7 @@ export type TerminalConnectionOptions = {
   /** read at every connect, so a renamed device shows up on the next one */
   label: () => string;
   resume: ResumePoint | null;
-  /** appends `compress=1` (the per-device Network setting) */
+  /** appends `compress=1`; default: the device's Network setting, read at every connect */
   compress?: boolean;
   /** every server message, after the tracker has counted it */
   onMessage(message: ServerMessage): void;
@@ -103,7 +104,8 @@ export function makeTerminalConnection(options: TerminalConnectionOptions): Term
     clearRetry();
     if (disposed) return;
     setPhase({ phase: "connecting", attempt });
-    const ws = new WebSocket(terminalSocketUrl(options, options.label(), tracker.resumePoint()));
+    const compress = options.compress ?? loadCompress();
+    const ws = new WebSocket(terminalSocketUrl({ ...options, compress }, options.label(), tracker.resumePoint()));
     ws.binaryType = "arraybuffer";
     socket = ws;
     opened = false;

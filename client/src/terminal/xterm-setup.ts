@@ -2,6 +2,7 @@
  * The xterm.js instance of a terminal view with its addons: fit, Unicode 11 widths, clickable
  * links, search and serialize.
  */
+import { loadFontSize } from "../storage/device-settings.ts";
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
 import { SearchAddon } from "@xterm/addon-search";
@@ -37,7 +38,7 @@ export function createXterm(dark: boolean): XtermParts {
     allowProposedApi: true,
     scrollback: SCROLLBACK_LINES,
     fontFamily: FONT_FAMILY,
-    fontSize: window.innerWidth < NARROW_VIEWPORT_PX ? NARROW_FONT_SIZE_PX : FONT_SIZE_PX,
+    fontSize: loadFontSize() ?? (window.innerWidth < NARROW_VIEWPORT_PX ? NARROW_FONT_SIZE_PX : FONT_SIZE_PX),
     theme: terminalTheme(dark),
     cursorBlink: false,
     // Alt+click moves the prompt cursor by sending arrow keys: surprising for an observer.
