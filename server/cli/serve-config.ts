@@ -1,12 +1,12 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "../hub/connection-limit.ts";
+import type { WebmuxOptions } from "../server.ts";
+import { DEFAULT_BUFFER_BYTES } from "../session/ring-buffer.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 
 /** Default port: high, unassigned and easy to remember. */
 export const DEFAULT_PORT = 8999;
-/** Replay ring per session: enough for a few screens of a chatty agent's history. */
-export const DEFAULT_BUFFER_BYTES = 4 * 1024 * 1024;
 /** Below this a ring cannot hold one full-screen repaint of a large terminal. */
 export const MIN_BUFFER_BYTES = 64 * 1024;
 /** Above this a hundred sessions would exhaust a small machine's memory. */
@@ -32,16 +32,10 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: "help", kind: "boolean", help: "show this help", short: "h" },
 ];
 
-export type ServeConfig = {
-  host: string;
-  port: number;
-  token: string | null;
-  dataDir: string;
-  shell: string;
-  bufferBytes: number;
+/** What `webmux serve` was asked for: the server's options, resolved, plus the command's own flags. */
+export type ServeConfig = Omit<WebmuxOptions, "staticDir" | "maxConnections" | "maxConnectionsPerAddress"> & {
   maxConnections: number;
   maxConnectionsPerAddress: number;
-  openApi: boolean | null;
   buildIfNeeded: boolean;
   help: boolean;
 };
