@@ -9,6 +9,7 @@
  * one connection and carry none.
  */
 
+import { decodeJsonText } from "./json-text.ts";
 import type { FrameError } from "./frames.ts";
 import { PayloadError, readControllerInfo, readInteger, readObject } from "./payloads.ts";
 import { MAX_QUERY_IDS, isValidSubmissionId } from "./protocol.ts";
@@ -313,23 +314,11 @@ export function readChatClientMessage(value: unknown): ChatClientMessage {
 // ---- text frames ----
 
 function decodeWith<T>(text: unknown, read: (value: unknown) => T): T | FrameError {
-  if (typeof text !== "string") return { type: "invalid", reason: "not_text", detail: "message is not text" };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { type: "invalid", reason: "bad_json", detail: "message is not JSON" };
-  }
-  try {
-    return read(value);
-  } catch (error) {
-    if (!(error instanceof PayloadError)) throw error;
-    const invalid: FrameError = { type: "invalid", reason: "bad_payload", detail: error.message };
+  return decodeJsonText(text, read, (value, invalid) => {
     // A `send` whose ID was readable is answered `failed: invalid`, as a terminal submission is.
     const obj = value as JsonObject;
     if (typeof value === "object" && value !== null && obj.type === "send" && isValidSubmissionId(obj.id)) invalid.id = obj.id;
-    return invalid;
-  }
+  });
 }
 
 /** The text of one server event; throws PayloadError for an event that breaks the contract. */

@@ -3,7 +3,12 @@
 import type { FrameError } from "./frames.ts";
 import { PayloadError } from "./payloads.ts";
 
-export function decodeJsonText<T>(text: unknown, read: (value: unknown) => T): T | FrameError {
+/** `annotate` may add to the error of a payload that parsed as JSON but broke the contract (e.g. its ID). */
+export function decodeJsonText<T>(
+  text: unknown,
+  read: (value: unknown) => T,
+  annotate?: (value: unknown, invalid: FrameError) => void,
+): T | FrameError {
   if (typeof text !== "string") return { type: "invalid", reason: "not_text", detail: "message is not text" };
   let value: unknown;
   try {
@@ -14,7 +19,9 @@ export function decodeJsonText<T>(text: unknown, read: (value: unknown) => T): T
   try {
     return read(value);
   } catch (error) {
-    if (error instanceof PayloadError) return { type: "invalid", reason: "bad_payload", detail: error.message };
-    throw error;
+    if (!(error instanceof PayloadError)) throw error;
+    const invalid: FrameError = { type: "invalid", reason: "bad_payload", detail: error.message };
+    annotate?.(value, invalid);
+    return invalid;
   }
 }
