@@ -17,8 +17,17 @@ import type { StatusDelivery } from "../session/submission-log.ts";
 import type { ChatConnection } from "./chat-connection.ts";
 import { HybridBusyError, type HybridSession } from "./hybrid-session.ts";
 
+/**
+ * Frames a client sends before its attach finished (a move or transcript read was under way) are
+ * held and handled once it joined, in order; past this many it is a client not waiting for its
+ * hello at all, and the rest are dropped.
+ */
+export const MAX_EARLY_FRAMES = 64;
+
 export class ChatRoom {
   private readonly connections = new Set<ChatConnection>();
+  /** connections whose attach is under way, with the frames they sent meanwhile */
+  private readonly joining = new Map<ChatConnection, string[]>();
   private readonly unsubscribe: (() => void)[] = [];
 
   constructor(
@@ -47,7 +56,9 @@ export class ChatRoom {
 
   /** Attach after any move or transcript read under way; a session at its terminal end closes it with 4409. */
   async attach(conn: ChatConnection, since: number | null): Promise<void> {
-    const attachable = await this.hybrid.chatAttachable();
+    const early: string[] = [];
+    this.joining.set(conn, early);
+    const attachable = await this.hybrid.chatAttachable().finally(() => this.joining.delete(conn));
     if (!conn.isOpen) return;
     if (!attachable) {
       conn.close(CloseCode.MOVED, "session moved: terminal");
@@ -74,6 +85,7 @@ export class ChatRoom {
     else conn.send(journal.snapshot());
     this.applyLease(effect, conn);
     this.hybrid.chatClientJoined();
+    for (const text of early) this.handleText(conn, text);
   }
 
   /** Called once per connection when it closed (either side). */
@@ -86,6 +98,11 @@ export class ChatRoom {
   }
 
   handleText(conn: ChatConnection, text: string): void {
+    const early = this.joining.get(conn);
+    if (early) {
+      if (early.length < MAX_EARLY_FRAMES) early.push(text);
+      return;
+    }
     if (!conn.isOpen || !this.connections.has(conn)) return;
     const message = decodeChatClientMessage(text);
     if (message.type === "invalid") {
