@@ -1,7 +1,7 @@
 /** `webmux ls`, `webmux new` and `webmux kill`: the session list over HTTP. */
 import { resolve } from "node:path";
-import type { CreateSessionRequest, SessionInfo } from "../contract/types.ts";
-import { WebmuxApi } from "./api-client.ts";
+import type { CreateSessionRequest, HybridEnd, SessionInfo } from "../contract/types.ts";
+import { WebmuxApi, type CreateHybridSessionRequest } from "./api-client.ts";
 import { parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import { CLIENT_FLAGS, commandHelp, isLocalUrl, resolveClientOptions } from "./client-options.ts";
 import { localTerminalSize } from "./local-terminal.ts";
@@ -13,6 +13,9 @@ const LS_FLAGS: FlagSpec[] = [{ name: "json", kind: "boolean", help: "print the 
 const NEW_FLAGS: FlagSpec[] = [
   { name: "title", kind: "string", help: "title shown in the session list" },
   { name: "cwd", kind: "string", help: "working directory (default: this one, when the server is local)" },
+  { name: "agent", kind: "string", help: "start a hybrid session holding this coding agent's conversation (claude, codex)" },
+  { name: "conversation", kind: "string", help: "with --agent: resume this existing conversation id" },
+  { name: "end", kind: "string", help: "with --agent: where it starts, terminal (default) or chat" },
 ];
 
 export async function lsCommand(argv: string[]): Promise<number> {
@@ -31,17 +34,41 @@ export async function newCommand(argv: string[]): Promise<number> {
   const parsed = parseArgs(argv, [...NEW_FLAGS, ...CLIENT_FLAGS]);
   if (parsed.flags.get("help")) {
     process.stdout.write(
-      commandHelp("new [--title T] [--cwd D] [-- command …]", "Start a session (the login shell unless a command follows `--`) and print its id.", NEW_FLAGS),
+      commandHelp(
+        "new [--title T] [--cwd D] [-- command …]\n       webmux new --agent claude [--conversation ID] [--end terminal|chat] [--title T] [--cwd D]",
+        "Start a session (the login shell unless a command follows `--`) and print its id.\n" +
+          "With --agent, a hybrid session: one agent conversation that `webmux move` takes between its\n" +
+          "terminal (the agent's TUI) and the chat view.",
+        NEW_FLAGS,
+      ),
     );
     return 0;
   }
   if (parsed.positionals.length) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (put the command after --)`);
+  const hybrid = hybridField(parsed.flags, parsed.rest);
   const options = resolveClientOptions(parsed, process.env);
-  const session = await new WebmuxApi(options).createSession(
-    createRequest(parsed.rest, parsed.flags.get("title"), parsed.flags.get("cwd"), isLocalUrl(options.url)),
-  );
+  const request = createRequest(parsed.rest, parsed.flags.get("title"), parsed.flags.get("cwd"), isLocalUrl(options.url));
+  const session = await new WebmuxApi(options).createSession(hybrid ? ({ ...request, hybrid } satisfies CreateHybridSessionRequest) : request);
   process.stdout.write(`${session.id}\n`);
   return 0;
+}
+
+/** The `hybrid` field from --agent/--conversation/--end, or null for a plain session; the server checks the agent's name. */
+function hybridField(flags: Map<string, string | boolean>, command: string[]): CreateHybridSessionRequest["hybrid"] | null {
+  const agent = flags.get("agent");
+  const conversation = flags.get("conversation");
+  const end = flags.get("end");
+  if (typeof agent !== "string") {
+    if (conversation !== undefined || end !== undefined) throw new UsageError("--conversation and --end need --agent");
+    return null;
+  }
+  if (command.length) throw new UsageError("a hybrid session runs its agent: leave out the command after --");
+  if (end !== undefined && end !== "terminal" && end !== "chat") throw new UsageError(`--end must be terminal or chat, got "${String(end)}"`);
+  return {
+    agent,
+    ...(typeof conversation === "string" ? { conversationId: conversation } : {}),
+    ...(end !== undefined ? { end: end as HybridEnd } : {}),
+  };
 }
 
 export async function killCommand(argv: string[]): Promise<number> {
@@ -90,17 +117,32 @@ function cut(text: string, max: number): string {
   return chars.length <= max ? chars.join("") : chars.slice(0, max - 1).join("") + "…";
 }
 
-/** Aligned columns: ID, STATUS, CLIENTS, SIZE, AGE, TITLE; a note instead when there are none. */
+/**
+ * What STATUS says: the program's state, or for a hybrid session its conversation's state (the PTY
+ * of one parked at the chat end has exited, which is no failure), `!` marking a start that failed.
+ */
+function statusCell(s: SessionInfo): string {
+  if (s.hybrid) return s.hybrid.error ? `${s.hybrid.state}!` : s.hybrid.state;
+  return s.status === "exited" ? `exited(${s.exitCode ?? "?"})` : "running";
+}
+
+/**
+ * Aligned columns: ID, STATUS, CLIENTS, SIZE, AGE, TITLE, with AGENT (`claude@chat`: the agent and
+ * the end its conversation is at) before TITLE when a session is hybrid; a note when there are none.
+ */
 export function formatSessionTable(sessions: SessionInfo[], now: number): string {
   if (sessions.length === 0) return "no sessions (start one with `webmux new` or `webmux run -- <command>`)\n";
+  const anyHybrid = sessions.some((s) => s.hybrid);
+  const agentCell = (s: SessionInfo): string[] => (anyHybrid ? [s.hybrid ? `${s.hybrid.agent}@${s.hybrid.end}` : "-"] : []);
   const rows = [
-    ["ID", "STATUS", "CLIENTS", "SIZE", "AGE", "TITLE"],
+    ["ID", "STATUS", "CLIENTS", "SIZE", "AGE", ...(anyHybrid ? ["AGENT"] : []), "TITLE"],
     ...sessions.map((s) => [
       s.id,
-      s.status === "exited" ? `exited(${s.exitCode ?? "?"})` : "running",
+      statusCell(s),
       String(s.clients),
       `${s.cols}x${s.rows}`,
       formatAge(now - s.createdAt),
+      ...agentCell(s),
       cut(s.title, MAX_TITLE_COLUMN),
     ]),
   ];
