@@ -1,6 +1,7 @@
 import { UsageError } from "./cli/args.ts";
 import { serveCommand } from "./cli/serve.ts";
 import { attachCommand, runCommand } from "./cli/attach-command.ts";
+import { moveCommand } from "./cli/move-command.ts";
 import { killCommand, lsCommand, newCommand } from "./cli/session-commands.ts";
 import { tokenCommand } from "./cli/token-command.ts";
 
@@ -12,7 +13,9 @@ commands:
   serve     run the server
   ls        list sessions (--json for a JSON array)
   new       start a session and print its id: webmux new [--title T] [--cwd D] [-- command …]
-  attach    attach this terminal to a session: webmux attach <id> (Ctrl-\\ detaches)
+            or a hybrid agent session: webmux new --agent claude [--conversation ID]
+  attach    attach this terminal to a session: webmux attach [--take] <id> (Ctrl-\\ detaches)
+  move      move a hybrid session's conversation: webmux move <id> terminal|chat [--interrupt]
   run       start a command in a new session and attach: webmux run -- command …
   kill      end sessions: webmux kill <id> …
   token     Agent API tokens: webmux token create|list|revoke
@@ -28,6 +31,7 @@ const COMMANDS: Record<string, Command> = {
   ls: lsCommand,
   new: newCommand,
   attach: attachCommand,
+  move: moveCommand,
   run: runCommand,
   kill: killCommand,
   token: tokenCommand,

@@ -6,6 +6,7 @@ import type {
   CreateSessionRequest,
   CreateTokenRequest,
   CreateTokenResponse,
+  HybridEnd,
   SessionInfo,
   SessionListResponse,
   TokenInfo,
@@ -14,6 +15,11 @@ import { CliError, type ClientOptions } from "./client-options.ts";
 
 /** A local server answers in milliseconds; this only catches a server that accepted and hung. */
 export const REQUEST_TIMEOUT_MS = 15_000;
+
+/** `POST /api/sessions` for a hybrid session (HYBRID.md): the agent instead of a command. */
+export type CreateHybridSessionRequest = Omit<CreateSessionRequest, "command"> & {
+  hybrid: { agent: string; conversationId?: string; end?: HybridEnd };
+};
 
 type ErrorShape = { error?: { code?: unknown; message?: unknown } };
 
@@ -35,8 +41,13 @@ export class WebmuxApi {
     return this.json<SessionInfo>("GET", `/api/sessions/${encodeURIComponent(id)}`, undefined, `no session ${id}`);
   }
 
-  createSession(request: CreateSessionRequest): Promise<SessionInfo> {
+  createSession(request: CreateSessionRequest | CreateHybridSessionRequest): Promise<SessionInfo> {
     return this.json<SessionInfo>("POST", "/api/sessions", request);
+  }
+
+  /** Move a hybrid session's conversation to `to`; a CliError `BUSY` while the agent works and `interrupt` is false. */
+  moveSession(id: string, to: HybridEnd, interrupt: boolean): Promise<SessionInfo> {
+    return this.json<SessionInfo>("POST", `/api/sessions/${encodeURIComponent(id)}/move`, { to, interrupt }, `no session ${id}`);
   }
 
   async deleteSession(id: string): Promise<void> {
@@ -96,9 +107,11 @@ function unreachable(url: string, err: unknown): CliError {
 
 async function httpError(res: Response, method: string, path: string, notFound?: string): Promise<CliError> {
   let message = "";
+  let code = "";
   try {
     const body = (await res.json()) as ErrorShape;
     if (typeof body?.error?.message === "string") message = body.error.message;
+    if (typeof body?.error?.code === "string") code = body.error.code;
   } catch {
     // not our JSON error shape (a proxy, another program on the port): the status says enough
   }
@@ -109,6 +122,9 @@ async function httpError(res: Response, method: string, path: string, notFound?:
       return new CliError("CAPABILITY_DENIED", `not allowed: ${message || "this token lacks the capability"}`);
     case 404:
       return new CliError("NOT_FOUND", notFound ?? (message || `${method} ${path}: not found (is this a webmux server of this version?)`));
+    case 409:
+      // BUSY (a hybrid session's agent is mid-turn) and CONFLICT share the status; the body's code tells them apart.
+      return new CliError(code === "BUSY" ? "BUSY" : "CONFLICT", message || `${method} ${path}: the server refused the request (409)`);
     case 400:
     case 413:
       return new CliError("INVALID_REQUEST", message || `${method} ${path}: the server refused the request (${res.status})`);

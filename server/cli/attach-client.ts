@@ -12,6 +12,7 @@ import {
   encodeAutoReply,
   encodeInput,
   encodeResize,
+  encodeTakeControl,
   sanitizeLabel,
   StreamTracker,
   type ControlPayload,
@@ -51,6 +52,12 @@ export type AttachOptions = {
    * start, not history, so queries in it are live and their answers go to the program.
    */
   freshSession?: boolean;
+  /**
+   * Take control as soon as the first connection opens (`attach --take`), before sending the size,
+   * so the size applies at once even while another client controls. Reconnects do not take it
+   * again: control taken elsewhere meanwhile was a later, deliberate act.
+   */
+  takeControl?: boolean;
 };
 
 /** A client ID for this attach: kept across its reconnects, so the server keeps its control. */
@@ -78,6 +85,7 @@ export class AttachClient {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private outcome: AttachOutcome | null = null;
   private snapshotIsLive: boolean;
+  private takePending: boolean;
   private resolve: ((outcome: AttachOutcome) => void) | null = null;
 
   constructor(private readonly options: AttachOptions) {
@@ -85,6 +93,7 @@ export class AttachClient {
     this.label = sanitizeLabel(options.label ?? `terminal on ${hostname()}`);
     this.router = new InputRouter(options.detachKey);
     this.snapshotIsLive = options.freshSession ?? false;
+    this.takePending = options.takeControl ?? false;
   }
 
   /** Attach until the session ends, moves or the user detaches; the local terminal is restored before this settles. */
@@ -126,7 +135,13 @@ export class AttachClient {
     this.ws = ws;
     this.alive = true;
     if (this.paused) ws.pause();
-    ws.on("open", () => this.sendSize(null));
+    ws.on("open", () => {
+      if (this.takePending) {
+        this.takePending = false;
+        this.send(encodeTakeControl());
+      }
+      this.sendSize(null);
+    });
     ws.on("message", (data, isBinary) => {
       if (ws === this.ws && isBinary) this.onFrame(data as Buffer);
     });

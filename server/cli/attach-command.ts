@@ -2,17 +2,25 @@
 import { WebmuxApi } from "./api-client.ts";
 import { parseArgs, UsageError, type FlagSpec, type ParsedArgs } from "./args.ts";
 import { AttachClient, type AttachOutcome } from "./attach-client.ts";
-import { CLIENT_FLAGS, commandHelp, DEFAULT_URL, isLocalUrl, resolveClientOptions, type ClientOptions } from "./client-options.ts";
+import { CLIENT_FLAGS, commandHelp, isLocalUrl, resolveClientOptions, type ClientOptions } from "./client-options.ts";
 import { DEFAULT_DETACH_KEY, parseDetachKey } from "./detach-key.ts";
+import { moveConversation, urlArgument } from "./hybrid-move.ts";
 import { LocalTerminal } from "./local-terminal.ts";
 import { createRequest } from "./session-commands.ts";
 
-const DETACH_FLAG: FlagSpec = {
+export const DETACH_FLAG: FlagSpec = {
   name: "detach-key",
   kind: "string",
   help: `key that detaches: ctrl-X, ^X or none (default ${DEFAULT_DETACH_KEY})`,
 };
-const ATTACH_FLAGS: FlagSpec[] = [DETACH_FLAG];
+const ATTACH_FLAGS: FlagSpec[] = [
+  DETACH_FLAG,
+  {
+    name: "take",
+    kind: "boolean",
+    help: "take control at once (your size applies even while another client controls); a hybrid session at its chat end is moved here first",
+  },
+];
 const RUN_FLAGS: FlagSpec[] = [
   { name: "title", kind: "string", help: "title shown in the session list" },
   { name: "cwd", kind: "string", help: "working directory (default: this one, when the server is local)" },
@@ -31,9 +39,10 @@ export async function attachCommand(argv: string[]): Promise<number> {
   if (parsed.flags.get("help")) {
     process.stdout.write(
       commandHelp(
-        "attach <id> [--detach-key KEY]",
+        "attach <id> [--take] [--detach-key KEY]",
         "Attach this terminal to a session: watch it, type to take control, detach with the detach key.\n" +
-          "Exits 0 when detached or when the session moved; with the program's status when it exited.",
+          "Exits 0 when detached or when the session moved; with the program's status when it exited;\n" +
+          "3 when --take found a hybrid session's agent busy at the chat end (see webmux move --interrupt).",
         ATTACH_FLAGS,
       ),
     );
@@ -43,9 +52,21 @@ export async function attachCommand(argv: string[]): Promise<number> {
   if (!id) throw new UsageError("which session? usage: webmux attach <id> (webmux ls lists them)");
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
   const options = resolveClientOptions(parsed, process.env);
+  const api = new WebmuxApi(options);
   // Fails clearly (server not running, 401, unknown id) before the terminal is switched to raw mode.
-  await new WebmuxApi(options).getSession(id);
-  const outcome = await attach(options, id, parsed);
+  const info = await api.getSession(id);
+  const take = parsed.flags.get("take") === true;
+  if (take && info.hybrid?.end === "chat") {
+    // Taking a hybrid session is taking its conversation: bring it to its terminal end (an explicit move, HYBRID.md).
+    const moved = await moveConversation(api, options, id, "terminal", false, (line) => process.stderr.write(`webmux attach: ${line}\n`));
+    if (!moved.moved) return moved.exitCode;
+  }
+  return attachAndReport(options, id, parsed, take);
+}
+
+/** Attach to an existing session until it ends, moves or the user detaches; the exit status to return. */
+export async function attachAndReport(options: ClientOptions, id: string, parsed: ParsedArgs, take: boolean): Promise<number> {
+  const outcome = await attach(options, id, parsed, { takeControl: take });
   return report(outcome, id, options, false);
 }
 
@@ -67,14 +88,19 @@ export async function runCommand(argv: string[]): Promise<number> {
   const options = resolveClientOptions(parsed, process.env);
   const request = createRequest(parsed.rest, parsed.flags.get("title"), parsed.flags.get("cwd"), isLocalUrl(options.url));
   const session = await new WebmuxApi(options).createSession(request);
-  const outcome = await attach(options, session.id, parsed, true);
+  const outcome = await attach(options, session.id, parsed, { freshSession: true });
   return report(outcome, session.id, options, true);
 }
 
-async function attach(options: ClientOptions, sessionId: string, parsed: ParsedArgs, freshSession = false): Promise<AttachOutcome> {
+async function attach(
+  options: ClientOptions,
+  sessionId: string,
+  parsed: ParsedArgs,
+  how: { freshSession?: boolean; takeControl?: boolean },
+): Promise<AttachOutcome> {
   const keyFlag = parsed.flags.get("detach-key");
   const detachKey = parseDetachKey(typeof keyFlag === "string" ? keyFlag : (process.env.WEBMUX_DETACH_KEY ?? DEFAULT_DETACH_KEY));
-  const client = new AttachClient({ url: options.url, token: options.token, sessionId, terminal: new LocalTerminal(), detachKey, freshSession });
+  const client = new AttachClient({ url: options.url, token: options.token, sessionId, terminal: new LocalTerminal(), detachKey, ...how });
   const handlers = ENDING_SIGNALS.map(([signal]) => {
     const handler = () => client.stop({ kind: "signal", signal });
     process.on(signal, handler);
@@ -91,16 +117,14 @@ async function attach(options: ClientOptions, sessionId: string, parsed: ParsedA
 function report(outcome: AttachOutcome, id: string, options: ClientOptions, ran: boolean): number {
   const say = (line: string) => process.stderr.write(`\r\nwebmux: ${line}\r\n`);
   switch (outcome.kind) {
-    case "detached": {
-      const url = options.url === DEFAULT_URL ? "" : ` --url ${options.url}`;
-      say(`detached from ${id}; it keeps running. Re-attach with: webmux attach${url} ${id}`);
+    case "detached":
+      say(`detached from ${id}; it keeps running. Re-attach with: webmux attach${urlArgument(options)} ${id}`);
       return 0;
-    }
     case "exited":
       if (!ran) say(`session ${id} has exited with status ${outcome.exitCode}`);
       return toExitStatus(outcome.exitCode);
     case "moved":
-      say(`detached: ${outcome.reason}`);
+      say(movedMessage(id, outcome.reason, options));
       return 0;
     case "not_found":
       say(`session ${id} is gone (${outcome.reason})`);
@@ -111,6 +135,16 @@ function report(outcome: AttachOutcome, id: string, options: ClientOptions, ran:
     case "signal":
       return 128 + (ENDING_SIGNALS.find(([s]) => s === outcome.signal)?.[1] ?? 0);
   }
+}
+
+/** Where a session that closed with 4409 went, and how to bring it back here. */
+function movedMessage(id: string, reason: string, options: ClientOptions): string {
+  const end = /^session moved: (\S+)$/.exec(reason)?.[1];
+  if (end !== "chat") return `detached: ${reason}`;
+  return (
+    `detached: session ${id} moved to its chat end; continue it in the browser, or bring it back here with: ` +
+    `webmux move${urlArgument(options)} ${id} terminal --attach`
+  );
 }
 
 /** A POSIX exit status: 0–255 as is; anything else (an unknown -1) is a plain failure. */

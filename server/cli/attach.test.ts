@@ -216,7 +216,7 @@ describe("webmux attach", () => {
     await t.waitForOutput(PROMPT);
     server.terminals.streamOf(s.id)!.closeAll(4409, "session moved: chat");
     expect(await t.exitCode()).toBe(0);
-    expect(t.output).toContain("detached: session moved: chat");
+    expect(t.output).toContain(`detached: session ${s.id} moved to its chat end`);
     expect(server.registry.get(s.id)!.info().clients).toBe(0);
   });
 

@@ -42,6 +42,8 @@ export type CliErrorCode =
   | "CAPABILITY_DENIED"
   | "NOT_FOUND"
   | "INVALID_REQUEST"
+  | "BUSY"
+  | "CONFLICT"
   | "SERVER_ERROR"
   | "BAD_RESPONSE";
 
