@@ -1,5 +1,6 @@
 import { mkdirSync, accessSync, constants } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer as createHttpServer, type RequestListener, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +15,7 @@ import { Authenticator } from "./http/auth.ts";
 import { registerDebugRoutes } from "./http/debug-routes.ts";
 import { registerSessionRoutes } from "./http/session-routes.ts";
 import { StaticFiles } from "./http/static.ts";
+import { loadTlsCredentials, TlsFileError, type TlsFiles } from "./http/tls.ts";
 import { WebSocketAcceptor } from "./hub/accept.ts";
 import { connectionLimits } from "./hub/connection-limit.ts";
 import { TerminalHub } from "./hub/terminal-hub.ts";
@@ -37,6 +39,10 @@ export type WebmuxOptions = {
   bufferBytes: number;
   openApi: boolean | null;
   staticDir?: string;
+  /** serve HTTPS and WSS with this certificate and key (`--tls-cert`, `--tls-key`) */
+  tls?: TlsFiles | null;
+  /** believe a reverse proxy's forwarding headers about scheme and host (`--trust-proxy`) */
+  trustProxy?: boolean;
   /** concurrent WebSockets in all (default DEFAULT_MAX_CONNECTIONS) */
   maxConnections?: number;
   /** concurrent WebSockets per client address (default DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) */
@@ -44,6 +50,7 @@ export type WebmuxOptions = {
 };
 
 export type Webmux = {
+  /** `http://HOST:PORT`, or `https://…` with TLS; no trailing slash */
   url: string;
   host: string;
   port: number;
@@ -73,6 +80,14 @@ function prepareDataDir(dataDir: string): void {
 
 /** Compose and start the whole server: registry, settings, auth, HTTP routes and WebSockets. */
 export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
+  // Certificates first: a wrong path should not leave a generated token or settings behind.
+  let tls = null;
+  try {
+    tls = options.tls ? loadTlsCredentials(options.tls) : null;
+  } catch (err) {
+    if (err instanceof TlsFileError) throw new StartupError(err.message);
+    throw err;
+  }
   prepareDataDir(options.dataDir);
   let token: string;
   let tokenGenerated: boolean;
@@ -96,6 +111,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     globalToken: token,
     resolveAgentToken: (t) => tokens.resolve(t),
     lookupAgentPrincipal: (id) => tokens.lookup(id),
+    trustProxy: options.trustProxy ?? false,
   });
   const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST));
   const acceptor = new WebSocketAcceptor(undefined, connectionLimits(options));
@@ -114,9 +130,11 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
 
   // Agent hooks authenticate with their session's own secret, so they are answered before the app's auth.
   const hybridHooks = hookRequestHandler(hybrid);
-  const http = createServer((req, res) => {
+  const onRequest: RequestListener = (req, res) => {
     if (!hybridHooks(req, res)) app.handleRequest(req, res);
-  });
+  };
+  // The same app either way: HTTPS only wraps the connections, upgrades included (WSS).
+  const http: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, onRequest) : createHttpServer(onRequest);
   registerDebugRoutes(app, { registry, acceptor, terminals, http });
   http.on("upgrade", app.handleUpgrade);
   http.on("clientError", (_err, socket) => {
@@ -138,7 +156,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   });
   const address = http.address() as AddressInfo;
   const hostForUrl = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const url = `http://${hostForUrl}:${address.port}`;
+  const url = `${tls ? "https" : "http"}://${hostForUrl}:${address.port}`;
   hybrid.setServerUrl(url);
 
   let closing: Promise<void> | null = null;

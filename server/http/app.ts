@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { ErrorCode } from "../contract/types.ts";
-import { Authenticator, clientAddress, isSameOrigin, type Authenticated } from "./auth.ts";
+import { Authenticator, clientAddress, type Authenticated } from "./auth.ts";
 import { expectObject, readJson, requiredString } from "./body.ts";
 import { ApiError, errorBody, sendError } from "./errors.ts";
 import { StaticFiles } from "./static.ts";
@@ -23,6 +23,9 @@ export type Route = { method: string; pattern: RegExp; keys: string[]; handler: 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, ctx: { params: Record<string, string>; url: URL; auth: Authenticated }) => void;
 
 type UpgradeRoute = { pattern: RegExp; keys: string[]; handler: UpgradeHandler };
+
+/** Methods a cross-site page could use to change state; a cookie-authenticated one must come from our origin. */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** Marks a handler result as "answered already" (e.g. streamed, 204). */
 export const HANDLED = Symbol("handled");
@@ -89,8 +92,9 @@ export class App {
     readonly staticFiles: StaticFiles,
   ) {
     this.route("POST", "/api/login", (ctx) => this.login(ctx));
-    this.route("POST", "/api/logout", ({ res }) => {
-      res.writeHead(204, { "set-cookie": this.auth.logoutCookie(), "cache-control": "no-store" });
+    this.route("POST", "/api/logout", (ctx) => {
+      const { res } = ctx;
+      res.writeHead(204, { "set-cookie": this.auth.logoutCookie(ctx.req), "cache-control": "no-store" });
       res.end();
       return HANDLED;
     });
@@ -144,6 +148,9 @@ export class App {
       const isLogin = url.pathname === "/api/login";
       const auth = isLogin ? null : this.authenticateOrRefuse(req, res);
       if (!isLogin && !auth) return;
+      if (auth?.via === "cookie" && !SAFE_METHODS.has(req.method ?? "") && req.headers.origin !== undefined && !this.auth.isSameOrigin(req)) {
+        throw new ApiError(ErrorCode.CAPABILITY_DENIED, this.crossOriginMessage(req, "request"));
+      }
       const result = await route.handler({ req, res, params, url, auth: auth! });
       if (result === HANDLED) return;
       if (result instanceof JsonResponse) sendJson(res, result.status, result.body, result.headers);
@@ -194,7 +201,7 @@ export class App {
       throw new ApiError(ErrorCode.UNAUTHORIZED, "wrong token");
     }
     this.auth.throttle.succeed(address);
-    res.writeHead(204, { "set-cookie": this.auth.loginCookie(principal), "cache-control": "no-store" });
+    res.writeHead(204, { "set-cookie": this.auth.loginCookie(principal, req), "cache-control": "no-store" });
     res.end();
     return HANDLED;
   }
@@ -215,7 +222,14 @@ export class App {
       return;
     }
     this.auth.throttle.succeed(address);
-    redirect({ "set-cookie": this.auth.loginCookie(principal) });
+    redirect({ "set-cookie": this.auth.loginCookie(principal, req) });
+  }
+
+  /** Why a cookie request from another origin was refused; names the likely fix when a proxy is in front. */
+  private crossOriginMessage(req: IncomingMessage, what: string): string {
+    const proxied = req.headers.forwarded !== undefined || req.headers["x-forwarded-proto"] !== undefined || req.headers["x-forwarded-host"] !== undefined;
+    const hint = proxied && !this.auth.trustProxy ? " (behind a reverse proxy? start webmux serve with --trust-proxy)" : "";
+    return `cross-origin ${what} refused${hint}`;
   }
 
   /** Server shutdown: drop handshakes still waiting for their delayed refusal. */
@@ -247,8 +261,8 @@ export class App {
         return;
       }
       this.auth.throttle.succeed(clientAddress(req));
-      if (auth.via === "cookie" && !isSameOrigin(req)) {
-        refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "cross-origin WebSocket refused");
+      if (auth.via === "cookie" && !this.auth.isSameOrigin(req)) {
+        refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, this.crossOriginMessage(req, "WebSocket"));
         return;
       }
       for (const route of this.upgrades) {

@@ -11,6 +11,7 @@ import {
   type Principal,
 } from "./credentials.ts";
 import { FailureThrottle } from "./failure-throttle.ts";
+import { isHttps, isSameOrigin } from "./forwarded.ts";
 
 export type Authenticated = { principal: Principal; via: "bearer" | "cookie" };
 
@@ -18,8 +19,8 @@ export type AuthOptions = {
   globalToken: string;
   resolveAgentToken?: AgentTokenResolver;
   lookupAgentPrincipal?: AgentPrincipalLookup;
-  /** Cookies get `Secure` when the server is reached over HTTPS. */
-  secureCookies?: boolean;
+  /** Believe a reverse proxy's `Forwarded` / `X-Forwarded-Proto` / `X-Forwarded-Host` (`--trust-proxy`). */
+  trustProxy?: boolean;
 };
 
 /**
@@ -67,35 +68,31 @@ export class Authenticator {
     return req.headers.authorization !== undefined || parseCookies(req.headers.cookie).has(LOGIN_COOKIE);
   }
 
-  loginCookie(principal: Principal): string {
+  /** The login cookie for a response to `req`: `Secure` whenever the browser came over HTTPS. */
+  loginCookie(principal: Principal, req: IncomingMessage): string {
     const value = this.cookies.issue(principal.id);
-    const secure = this.options.secureCookies ? "; Secure" : "";
-    return `${LOGIN_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${LOGIN_COOKIE_MAX_AGE_S}${secure}`;
+    return `${LOGIN_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${LOGIN_COOKIE_MAX_AGE_S}${this.secure(req)}`;
   }
 
-  logoutCookie(): string {
-    const secure = this.options.secureCookies ? "; Secure" : "";
-    return `${LOGIN_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure}`;
+  logoutCookie(req: IncomingMessage): string {
+    return `${LOGIN_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${this.secure(req)}`;
+  }
+
+  get trustProxy(): boolean {
+    return this.options.trustProxy ?? false;
+  }
+
+  /** Whether `req` comes from a page of our own origin (as the browser sees it, proxy included). */
+  isSameOrigin(req: IncomingMessage): boolean {
+    return isSameOrigin(req, this.options.trustProxy ?? false);
+  }
+
+  private secure(req: IncomingMessage): string {
+    return isHttps(req, this.options.trustProxy ?? false) ? "; Secure" : "";
   }
 }
 
 /** The address failures are counted against. */
 export function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? "unknown";
-}
-
-/**
- * A cookie-authenticated WebSocket must come from our own page (cross-site WebSocket hijacking):
- * its Origin must name the host the request was sent to.
- */
-export function isSameOrigin(req: IncomingMessage): boolean {
-  const origin = req.headers.origin;
-  const host = req.headers.host;
-  if (!origin || !host) return false;
-  try {
-    const url = new URL(origin);
-    return (url.protocol === "http:" || url.protocol === "https:") && url.host.toLowerCase() === host.toLowerCase();
-  } catch {
-    return false;
-  }
 }
