@@ -26,3 +26,25 @@ describe("serve connection limits", () => {
     expect(() => parseServeConfig([], { WEBMUX_MAX_CONNECTIONS_PER_ADDRESS: "0" })).toThrow(/between 1 and/);
   });
 });
+
+describe("serve TLS, proxy and QR flags", () => {
+  it("default to plain HTTP, no proxy trusted, QR on", () => {
+    expect(parseServeConfig([], {})).toMatchObject({ tls: null, trustProxy: false, qr: true });
+  });
+
+  it("take a certificate and key together, as absolute paths, from flags or WEBMUX_* variables", () => {
+    const config = parseServeConfig(["--tls-cert", "c.pem", "--tls-key=k.pem", "--trust-proxy", "--no-qr"], {});
+    expect(config.tls).toEqual({ certFile: expect.stringMatching(/^\/.*\/c\.pem$/), keyFile: expect.stringMatching(/^\/.*\/k\.pem$/) });
+    expect(config).toMatchObject({ trustProxy: true, qr: false });
+    expect(parseServeConfig([], { WEBMUX_TLS_CERT: "/a/c.pem", WEBMUX_TLS_KEY: "/a/k.pem", WEBMUX_TRUST_PROXY: "1", WEBMUX_NO_QR: "yes" })).toMatchObject({
+      tls: { certFile: "/a/c.pem", keyFile: "/a/k.pem" },
+      trustProxy: true,
+      qr: false,
+    });
+  });
+
+  it("refuse one of the pair alone with a usage error", () => {
+    expect(() => parseServeConfig(["--tls-cert", "c.pem"], {})).toThrow(UsageError);
+    expect(() => parseServeConfig([], { WEBMUX_TLS_KEY: "k.pem" })).toThrow(/go together/);
+  });
+});

@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "../hub/connection-limit.ts";
 import type { WebmuxOptions } from "../server.ts";
+import type { TlsFiles } from "../http/tls.ts";
 import { DEFAULT_BUFFER_BYTES } from "../session/ring-buffer.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 
@@ -27,6 +28,10 @@ export const SERVE_FLAGS: FlagSpec[] = [
     kind: "string",
     help: `concurrent WebSockets per client address (default ${DEFAULT_MAX_CONNECTIONS_PER_ADDRESS})`,
   },
+  { name: "tls-cert", kind: "string", help: "serve HTTPS/WSS with this PEM certificate (with --tls-key)" },
+  { name: "tls-key", kind: "string", help: "the PEM private key of --tls-cert" },
+  { name: "trust-proxy", kind: "boolean", help: "behind a reverse proxy: believe its X-Forwarded-Proto/-Host and Forwarded headers" },
+  { name: "no-qr", kind: "boolean", help: "do not show the login link as a QR code on a terminal" },
   { name: "open-api", kind: "boolean", help: "enable the Agent API (sets open_api.enabled)" },
   { name: "build-if-needed", kind: "boolean", help: "build the web client first if it is missing or stale" },
   { name: "help", kind: "boolean", help: "show this help", short: "h" },
@@ -36,6 +41,10 @@ export const SERVE_FLAGS: FlagSpec[] = [
 export type ServeConfig = Omit<WebmuxOptions, "staticDir" | "maxConnections" | "maxConnectionsPerAddress"> & {
   maxConnections: number;
   maxConnectionsPerAddress: number;
+  tls: TlsFiles | null;
+  trustProxy: boolean;
+  /** show the login link as a QR code (only ever on a terminal) */
+  qr: boolean;
   buildIfNeeded: boolean;
   help: boolean;
 };
@@ -79,6 +88,9 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
   const maxConnectionsPerAddress = limit("max-connections-per-address", Math.min(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, maxConnections));
   const token = get("token") ?? null;
   if (token !== null && token.length < 16) throw new UsageError("--token must be at least 16 characters");
+  const certFile = get("tls-cert") || undefined;
+  const keyFile = get("tls-key") || undefined;
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError("--tls-cert and --tls-key go together: give both or neither");
   return {
     host,
     port,
@@ -88,6 +100,9 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
     bufferBytes,
     maxConnections,
     maxConnectionsPerAddress,
+    tls: certFile && keyFile ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : null,
+    trustProxy: asBool(flagOrEnv(parsed, "trust-proxy", env)) ?? false,
+    qr: !(asBool(flagOrEnv(parsed, "no-qr", env)) ?? false),
     openApi: asBool(flagOrEnv(parsed, "open-api", env)),
     buildIfNeeded: asBool(flagOrEnv(parsed, "build-if-needed", env)) ?? false,
     help: parsed.flags.get("help") === true,

@@ -1,6 +1,7 @@
 import { buildClientIfNeeded } from "./build-client.ts";
 import { parseServeConfig, SERVE_FLAGS } from "./serve-config.ts";
 import { usage } from "./args.ts";
+import { exposureWarning, localLoginLink, loginQrCode, phoneLoginLink, type BannerInput } from "./serve-banner.ts";
 import { CLIENT_DIST, StartupError, startWebmux } from "../server.ts";
 
 /** A second Ctrl-C within this window skips the graceful shutdown. */
@@ -24,11 +25,18 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw err;
   }
   process.stdout.write(`listening on ${server.url}\n`);
-  const shown = server.host === "0.0.0.0" || server.host === "::" ? server.url.replace(/\/\/[^/]+:/, "//127.0.0.1:") : server.url;
-  process.stderr.write(`webmux: open ${shown}/?token=${encodeURIComponent(server.token)} to log in\n`);
+  const banner: BannerInput = { url: server.url, host: server.host, token: server.token, tls: config.tls !== null, trustProxy: config.trustProxy };
+  process.stderr.write(`webmux: open ${localLoginLink(banner)} to log in\n`);
   if (server.tokenGenerated) process.stderr.write(`webmux: a new global token was stored in ${config.dataDir}/global-token.json\n`);
-  if (!["127.0.0.1", "localhost", "::1"].includes(server.host)) {
-    process.stderr.write(`webmux: warning: listening on ${server.host}, reachable beyond this machine over plain HTTP\n`);
+  const warning = exposureWarning(banner);
+  if (warning) process.stderr.write(`${warning}\n`);
+  // The QR holds the token: only a terminal a person looks at may show it, never a pipe into a log.
+  if (config.qr && process.stdout.isTTY) {
+    try {
+      process.stdout.write(await loginQrCode(phoneLoginLink(banner)));
+    } catch (err) {
+      process.stderr.write(`webmux: cannot draw the login QR code: ${(err as Error).message}\n`);
+    }
   }
 
   return await new Promise<number>((resolve) => {
