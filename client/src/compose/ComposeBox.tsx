@@ -1,19 +1,27 @@
 /**
- * The compose box under the terminal: a multi-line prompt sent as one submission (0x03) with the
- * session's submit key, and the list of drafts with their states. Drafts live in IndexedDB and
- * are delivered by the Outbox, so one written offline waits and goes out when the session is back.
+ * The compose box under the terminal and the chat: a multi-line prompt sent as one submission,
+ * and the list of drafts with their states. Drafts live in IndexedDB and are delivered by the
+ * Outbox, so one written offline waits and goes out when the session is back. What a submission
+ * is on the wire is the link's business (compose/terminal-link.ts, chat/chat-link.ts).
  */
 import { createEffect, createSignal, For, on, onCleanup, Show } from "solid-js";
-import type { TerminalView } from "../terminal/terminal-view.ts";
-import { addDraft, changeDraft, deleteDraft, listDrafts, watchDrafts, type Draft } from "./draft-store.ts";
-import { createOutbox } from "./outbox.ts";
+import { addDraft, CHAT_DRAFT_GENERATION, changeDraft, deleteDraft, listDrafts, watchDrafts, type Draft } from "./draft-store.ts";
+import { createOutbox, type OutboxLink } from "./outbox.ts";
 import { loadSubmitKey, saveSubmitKey, SUBMIT_KEYS } from "./submit-key.ts";
 import "./compose.css";
 
 /** Written drafts stay listed this long, so the user sees them land. */
 export const WRITTEN_SHOWN = 3;
 
-export type ComposeBoxProps = { sessionId: string; view: TerminalView };
+export type ComposeLink = OutboxLink & {
+  /** the generation a new draft is for, known even while offline; null when never seen */
+  draftGeneration(): string | null;
+  /** offer the submit key picker (the terminal; a chat turn has no submit key) */
+  submitKeys: boolean;
+};
+
+/** `liveGeneration` must be reactive: the box pumps the outbox whenever it changes. */
+export type ComposeBoxProps = { sessionId: string; link: ComposeLink };
 
 const STATE_LABELS: Record<Draft["state"], string> = {
   queued: "queued",
@@ -26,7 +34,7 @@ const STATE_LABELS: Record<Draft["state"], string> = {
 };
 
 function describe(draft: Draft): string {
-  if (draft.state === "failed" && draft.error === "generation") return "failed: the session restarted";
+  if (draft.state === "failed" && draft.error === "generation") return "failed: the session restarted or moved";
   if (draft.state === "failed") return `failed: ${draft.error ?? "unknown"}`;
   return STATE_LABELS[draft.state];
 }
@@ -37,14 +45,10 @@ export function ComposeBox(props: ComposeBoxProps) {
   const [text, setText] = createSignal("");
   const [drafts, setDrafts] = createSignal<Draft[]>([]);
   const [submitKey, setSubmitKey] = createSignal(loadSubmitKey(props.sessionId));
-  const view = props.view;
-  const liveGeneration = () => (view.phase().phase === "live" ? (view.connection()?.tracker.generation ?? null) : null);
+  const link = props.link;
+  const liveGeneration = () => link.liveGeneration();
 
-  const outbox = createOutbox(props.sessionId, {
-    liveGeneration,
-    send: (frame) => view.connection()?.send(frame) ?? false,
-    onSubmitStatus: (listener) => view.onSubmitStatus(listener),
-  });
+  const outbox = createOutbox(props.sessionId, link);
   onCleanup(() => outbox.dispose());
 
   async function refresh(): Promise<void> {
@@ -54,10 +58,7 @@ export function ComposeBox(props: ComposeBoxProps) {
   void refresh();
 
   createEffect(
-    on(
-      () => view.phase().phase,
-      (phase) => (phase === "live" ? outbox.pump() : outbox.connectionChanged()),
-    ),
+    on(liveGeneration, (generation) => (generation !== null ? outbox.pump() : outbox.connectionChanged())),
   );
 
   async function send(): Promise<void> {
@@ -66,15 +67,17 @@ export function ComposeBox(props: ComposeBoxProps) {
     setText("");
     await addDraft({
       sessionId: props.sessionId,
-      generation: view.connection()?.tracker.generation ?? null,
+      generation: link.draftGeneration(),
       body,
-      submitKey: submitKey(),
+      submitKey: link.submitKeys ? submitKey() : "",
     });
     outbox.pump();
   }
 
   async function resend(draft: Draft): Promise<void> {
-    await addDraft({ sessionId: draft.sessionId, generation: liveGeneration(), body: draft.body, submitKey: draft.submitKey });
+    // A resend is for where the session is now: a terminal draft resent in the chat becomes a turn.
+    const submitKeyNow = !link.submitKeys ? "" : draft.generation === CHAT_DRAFT_GENERATION ? submitKey() : draft.submitKey;
+    await addDraft({ sessionId: draft.sessionId, generation: liveGeneration() ?? link.draftGeneration(), body: draft.body, submitKey: submitKeyNow });
     await changeDraft(draft.id, () => ({ resent: true }));
     outbox.pump();
   }
@@ -132,14 +135,16 @@ export function ComposeBox(props: ComposeBoxProps) {
           }}
         />
         <div class="compose__actions">
-          <select
-            class="compose__key"
-            aria-label="Submit key"
-            value={submitKey()}
-            onChange={(event) => setSubmitKey(saveSubmitKey(props.sessionId, event.currentTarget.value))}
-          >
-            <For each={SUBMIT_KEYS}>{(key) => <option value={key.bytes}>{key.label}</option>}</For>
-          </select>
+          <Show when={link.submitKeys}>
+            <select
+              class="compose__key"
+              aria-label="Submit key"
+              value={submitKey()}
+              onChange={(event) => setSubmitKey(saveSubmitKey(props.sessionId, event.currentTarget.value))}
+            >
+              <For each={SUBMIT_KEYS}>{(key) => <option value={key.bytes}>{key.label}</option>}</For>
+            </select>
+          </Show>
           <button class="button button--primary" type="submit">
             Send
           </button>

@@ -39,6 +39,16 @@ export type Draft = {
   resent?: boolean;
 };
 
+/**
+ * The generation of every chat draft. Chat turns are not tied to a PTY generation (the server
+ * records chat sends with generation "chat", server/hybrid/chat-outbox.ts), so a chat draft is
+ * stamped with this one value, never null: the chat's outbox delivers exactly these, and a
+ * terminal's outbox, whose generation is a PTY's, fails them as `failed: generation` (and the
+ * other way round). A draft written for one end is therefore never delivered silently to the
+ * other after a move; the user can resend it where the session is now.
+ */
+export const CHAT_DRAFT_GENERATION = "chat";
+
 /** Unsent or unsettled: the outbox still has work with it. */
 export const isUnsettled = (draft: Draft): boolean => draft.state === "queued" || draft.state === "sending" || draft.state === "received";
 
@@ -98,6 +108,12 @@ export async function addDraft(fields: Pick<Draft, "sessionId" | "generation" | 
   return draft;
 }
 
+/** `current` with `patch` applied, or `current` itself when the patch would move its state back. */
+export function mergeDraft(current: Draft, patch: Partial<Draft>): Draft {
+  if (patch.state !== undefined && stateRank(patch.state) < stateRank(current.state)) return current;
+  return { ...current, ...patch };
+}
+
 /**
  * Applies `change` to the stored draft in one transaction; a change that would move its state
  * back is dropped. Resolves with the stored draft (null when it is gone).
@@ -106,12 +122,7 @@ export async function changeDraft(id: string, change: (draft: Draft) => Partial<
   let result: Draft | null = null;
   await update<Draft | undefined>(
     id,
-    (current) => {
-      if (!current) return undefined;
-      const patch = change(current);
-      if (patch.state !== undefined && stateRank(patch.state) < stateRank(current.state)) return (result = current);
-      return (result = { ...current, ...patch });
-    },
+    (current) => (current ? (result = mergeDraft(current, change(current))) : undefined),
     drafts(),
   );
   if (result) announce((result as Draft).sessionId);

@@ -1,12 +1,14 @@
 /**
  * Sends one session's drafts, in order, each at most once. The rules (issue 10, DESIGN.md):
- * - a draft is in IndexedDB (`queued`, then `sending`) before its frame goes out;
- * - once live, every draft sent but not settled is queried (0x04); only those the server answers
+ * - a draft is in IndexedDB (`queued`, then `sending`) before it goes out;
+ * - once live, every draft sent but not settled is queried; only those the server answers
  *   `missing` for, whose generation is current and whose record cannot have expired, are resent
  *   with the same ID (the server never writes an ID twice, so a racing tab cannot double it);
  * - a draft for another generation is never sent again silently: it is `failed: generation`.
+ *
+ * The link is transport-neutral: the terminal sends 0x03/0x04 frames, the chat JSON `send` and
+ * `query` (compose/terminal-link.ts, chat/chat-link.ts).
  */
-import { encodeQuerySubmissions, encodeSubmit } from "../../../server/contract/frames.ts";
 import { MAX_QUERY_IDS, SUBMISSION_TTL_MS } from "../../../server/contract/protocol.ts";
 import type { SubmissionState, SubmitStatusPayload } from "../../../server/contract/types.ts";
 import { changeDraft, listDrafts, type Draft } from "./draft-store.ts";
@@ -20,12 +22,22 @@ export const QUERY_ANSWER_TIMEOUT_MS = 10_000;
 export const RESEND_WINDOW_MS = SUBMISSION_TTL_MS - 5 * 60 * 1000;
 
 export type OutboxLink = {
-  /** the session's generation while the stream is live; null otherwise */
+  /** the generation drafts are delivered to while the stream is live; null otherwise */
   liveGeneration(): string | null;
-  /** false when the frame could not go out (not connected) */
-  send(frame: Uint8Array): boolean;
+  /** hand one draft to the server for `generation`; false when it could not go out (not connected) */
+  sendSubmit(draft: Draft, generation: string): boolean;
+  /** ask for the states of at most MAX_QUERY_IDS drafts; false when it could not go out */
+  sendQuery(ids: string[]): boolean;
   onSubmitStatus(listener: (status: SubmitStatusPayload) => void): () => void;
 };
+
+/** The part of draft-store.ts the outbox uses (IndexedDB in the app, memory in tests). */
+export type OutboxStore = {
+  listDrafts(sessionId: string): Promise<Draft[]>;
+  changeDraft(id: string, change: (draft: Draft) => Partial<Draft>): Promise<Draft | null>;
+};
+
+export type OutboxOptions = { now?: () => number; store?: OutboxStore };
 
 export type Outbox = {
   /** look for work now: after going live, after a new draft */
@@ -35,9 +47,13 @@ export type Outbox = {
   dispose(): void;
 };
 
+const defaultStore: OutboxStore = { listDrafts, changeDraft };
+
 type Answers = { wanted: Set<string>; got: Map<string, SubmissionState>; done: (ok: boolean) => void };
 
-export function createOutbox(sessionId: string, link: OutboxLink, now: () => number = Date.now): Outbox {
+export function createOutbox(sessionId: string, link: OutboxLink, options: OutboxOptions = {}): Outbox {
+  const now = options.now ?? Date.now;
+  const store = options.store ?? defaultStore;
   let running = false;
   let again = false;
   let disposed = false;
@@ -50,7 +66,7 @@ export function createOutbox(sessionId: string, link: OutboxLink, now: () => num
     }
     // `missing` is a query's answer; what it means is decided in run().
     if (status.state === "missing") return;
-    void changeDraft(status.id, (draft) =>
+    void store.changeDraft(status.id, (draft) =>
       draft.sessionId !== sessionId ? {} : { state: status.state as Draft["state"], error: status.error },
     );
   });
@@ -66,7 +82,7 @@ export function createOutbox(sessionId: string, link: OutboxLink, now: () => num
       };
       answers = { wanted: new Set(ids), got, done: finish };
       for (let i = 0; i < ids.length; i += MAX_QUERY_IDS) {
-        if (!link.send(encodeQuerySubmissions({ ids: ids.slice(i, i + MAX_QUERY_IDS) }))) return finish(false);
+        if (!link.sendQuery(ids.slice(i, i + MAX_QUERY_IDS))) return finish(false);
       }
     });
   }
@@ -74,13 +90,13 @@ export function createOutbox(sessionId: string, link: OutboxLink, now: () => num
   async function run(): Promise<void> {
     const generation = link.liveGeneration();
     if (generation === null || disposed) return;
-    const drafts = (await listDrafts(sessionId)).filter((d) => !d.resent);
+    const drafts = (await store.listDrafts(sessionId)).filter((d) => !d.resent);
     const toSend: Draft[] = [];
     const toQuery: Draft[] = [];
     for (const draft of drafts) {
       if (draft.state !== "queued" && draft.state !== "sending" && draft.state !== "received") continue;
       if (draft.generation !== null && draft.generation !== generation) {
-        await changeDraft(draft.id, () => ({ state: "failed", error: "generation" }));
+        await store.changeDraft(draft.id, () => ({ state: "failed", error: "generation" }));
       } else if (draft.state === "queued") {
         toSend.push(draft);
       } else {
@@ -94,18 +110,18 @@ export function createOutbox(sessionId: string, link: OutboxLink, now: () => num
         if (got.get(draft.id) !== "missing") continue;
         const fresh = draft.state === "sending" && now() - (draft.sentAt ?? draft.createdAt) < RESEND_WINDOW_MS;
         if (fresh) toSend.push(draft);
-        else await changeDraft(draft.id, () => ({ state: "missing" }));
+        else await store.changeDraft(draft.id, () => ({ state: "missing" }));
       }
     }
     toSend.sort((a, b) => a.seq - b.seq || a.id.localeCompare(b.id));
     for (const draft of toSend) {
       if (disposed || link.liveGeneration() !== generation) return;
       // Saved as `sending` first: a reload from here on queries it instead of sending it blind.
-      const saved = await changeDraft(draft.id, (current) =>
+      const saved = await store.changeDraft(draft.id, (current) =>
         current.state === "queued" || current.state === "sending" ? { state: "sending", generation, sentAt: now() } : {},
       );
       if (!saved || saved.state !== "sending") continue; // settled meanwhile (another tab) or discarded
-      if (!link.send(encodeSubmit({ id: saved.id, generation }, saved.body, saved.submitKey))) return;
+      if (!link.sendSubmit(saved, generation)) return;
     }
   }
 

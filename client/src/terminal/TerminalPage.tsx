@@ -1,6 +1,7 @@
 import { createSignal, onCleanup, onMount, Show } from "solid-js";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
 import { ComposeBox } from "../compose/ComposeBox.tsx";
+import { terminalComposeLink } from "../compose/terminal-link.ts";
 import { KeyBar } from "../keys/KeyBar.tsx";
 import { BackIcon, CopyIcon, SearchIcon, ThemeIcon } from "../icons.tsx";
 import type { Theme } from "../storage/theme.ts";
@@ -152,7 +153,7 @@ export function TerminalPage(props: TerminalPageProps) {
         </Show>
       </div>
       <Show when={keyBar() && view()}>{(current) => <KeyBar view={current()} />}</Show>
-      <Show when={view()}>{(current) => <ComposeBox sessionId={props.sessionId} view={current()} />}</Show>
+      <Show when={view()}>{(current) => <ComposeBox sessionId={props.sessionId} link={terminalComposeLink(current())} />}</Show>
       <Show when={copyText()}>
         {(text) => (
           <div class="dialog-backdrop" role="dialog" aria-modal="true" aria-label="All output">
