@@ -5,12 +5,13 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { test as base, expect } from "@playwright/test";
+import { fetchTrusting } from "./https-fetch.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SERVER_BIN = join(ROOT, "bin/webmux.js");
@@ -24,10 +25,10 @@ const LIVENESS_TIMEOUT_MS = 5_000;
 /** Keep the end of stderr only: enough to explain a crash without flooding the report. */
 const STDERR_KEEP_BYTES = 64 * 1024;
 
-const LISTENING = /listening on (http:\/\/\S+)/;
+const LISTENING = /listening on (https?:\/\/\S+)/;
 
 export type WebmuxServer = {
-  /** e.g. `http://127.0.0.1:41234`, no trailing slash. */
+  /** e.g. `http://127.0.0.1:41234` (`https://…` with `--tls-cert`), no trailing slash. */
   url: string;
   /** The global token the server was started with. */
   token: string;
@@ -108,7 +109,7 @@ function waitForListening(running: Running): Promise<string> {
  * Null when the server still answers HTTP, else why not. A dead child may not have been
  * reaped yet when a test ends, so asking over HTTP is what tells a crash from a live server.
  */
-async function findProblem(running: Running, url: string): Promise<string | null> {
+async function findProblem(running: Running, url: string, fetch: typeof globalThis.fetch): Promise<string | null> {
   if (!hasExited(running.child)) {
     try {
       const response = await fetch(url + "/", { signal: AbortSignal.timeout(LIVENESS_TIMEOUT_MS) });
@@ -150,6 +151,9 @@ export const test = base.extend<Fixtures>({
   server: async ({ serverArgs }, use, testInfo) => {
     const dataDir = await mkdtemp(join(tmpdir(), "webmux-e2e-"));
     const token = randomBytes(16).toString("hex");
+    // A server with its own certificate (`--tls-cert`) is asked over HTTPS trusting exactly that one.
+    const certFile = serverArgs[serverArgs.indexOf("--tls-cert") + 1];
+    const fetch = serverArgs.includes("--tls-cert") && certFile ? fetchTrusting(await readFile(certFile)) : globalThis.fetch;
     const running = startServer([
       "--port", "0",
       "--host", "127.0.0.1",
@@ -168,7 +172,7 @@ export const test = base.extend<Fixtures>({
           return fetch(url + path, { ...init, headers });
         },
       });
-      const problem = await findProblem(running, url);
+      const problem = await findProblem(running, url, fetch);
       if (problem !== null) throw new Error(problem);
     } finally {
       await stopServer(running);
