@@ -26,6 +26,8 @@ export default defineConfig({
         navigateFallbackDenylist: [/^\/api\//, /^\/ws\//],
         clientsClaim: true,
         skipWaiting: true,
+        // Tapping a notification opens its session (public/notification-sw.js).
+        importScripts: ["notification-sw.js"],
       },
     }),
   ],

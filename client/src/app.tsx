@@ -2,7 +2,9 @@ import { createEffect, createSignal, Match, onCleanup, onMount, Switch } from "s
 import type { SessionInfo } from "../../server/contract/types.ts";
 import { isValidSessionId } from "../../server/contract/protocol.ts";
 import { createApi, describeError, isUnauthorized } from "./api.ts";
+import { listenForOpenSession, watchAttention } from "./notify/attention-watcher.ts";
 import { SettingsPage } from "./settings/SettingsPage.tsx";
+import { createSessionFeed } from "./sessions/session-feed.ts";
 import { SessionListPage } from "./sessions/SessionListPage.tsx";
 import { loadSessionList } from "./storage/session-list-store.ts";
 import { loadDeviceLabel, saveDeviceLabel } from "./storage/tab-identity.ts";
@@ -60,6 +62,8 @@ export function App(props: { clientId: string }) {
     if (window.location.pathname !== path) window.history.pushState(null, "", path);
     setRoute(routeOf(path));
   }
+  // A tapped notification: the service worker focused this window and names the session.
+  listenForOpenSession(navigate);
 
   // Whether we are logged in is whatever GET /api/sessions says: the cookie is HttpOnly.
   async function probe() {
@@ -102,44 +106,50 @@ export function App(props: { clientId: string }) {
         <Login api={api} onLoggedIn={probe} />
       </Match>
       <Match when={readySessions(view())}>
-        {(sessions) => (
-          <Switch>
-            {/* keyed: another session is another page, with its own terminal and connection */}
-            <Match when={terminalId(currentRoute())} keyed>
-              {(id) => (
-                <TerminalPage
+        {(sessions) => {
+          // One session list feed wherever the user is: the list shows it, the watcher notifies.
+          const feed = createSessionFeed(api, sessions().initial);
+          watchAttention(feed);
+          return (
+            <Switch>
+              {/* keyed: another session is another page, with its own terminal and connection */}
+              <Match when={terminalId(currentRoute())} keyed>
+                {(id) => (
+                  <TerminalPage
+                    api={api}
+                    sessionId={id}
+                    clientId={props.clientId}
+                    label={label}
+                    theme={theme}
+                    onBack={() => navigate("/")}
+                  />
+                )}
+              </Match>
+              <Match when={currentRoute().name === "settings"}>
+                <SettingsPage
                   api={api}
-                  sessionId={id}
-                  clientId={props.clientId}
                   label={label}
+                  setLabel={(next) => setLabel(saveDeviceLabel(next))}
                   theme={theme}
                   onBack={() => navigate("/")}
                 />
-              )}
-            </Match>
-            <Match when={currentRoute().name === "settings"}>
-              <SettingsPage
-                api={api}
-                label={label}
-                setLabel={(next) => setLabel(saveDeviceLabel(next))}
-                theme={theme}
-                onBack={() => navigate("/")}
-              />
-            </Match>
-            <Match when={currentRoute().name === "list"}>
-              <SessionListPage
-                api={api}
-                initial={sessions().initial}
-                clientId={props.clientId}
-                label={label}
-                setLabel={(next) => setLabel(saveDeviceLabel(next))}
-                theme={theme}
-                onOpen={(id) => navigate(`/s/${id}`)}
-                onSettings={() => navigate("/settings")}
-              />
-            </Match>
-          </Switch>
-        )}
+              </Match>
+              <Match when={currentRoute().name === "list"}>
+                <SessionListPage
+                  api={api}
+                  initial={sessions().initial}
+                  feed={feed}
+                  clientId={props.clientId}
+                  label={label}
+                  setLabel={(next) => setLabel(saveDeviceLabel(next))}
+                  theme={theme}
+                  onOpen={(id) => navigate(`/s/${id}`)}
+                  onSettings={() => navigate("/settings")}
+                />
+              </Match>
+            </Switch>
+          );
+        }}
       </Match>
       <Match when={unreachableMessage(view())}>
         {(message) => (

@@ -4,13 +4,15 @@ import { describeError, isUnauthorized, type Api } from "../api.ts";
 import { PlusIcon, ThemeIcon } from "../icons.tsx";
 import type { Theme } from "../storage/theme.ts";
 import { splitCommandLine } from "./command-line.ts";
-import { createSessionFeed } from "./session-feed.ts";
+import { createSessionFeed, type SessionFeed } from "./session-feed.ts";
 import { SessionRow } from "./SessionRow.tsx";
 
 export type SessionListProps = {
   api: Api;
   /** null: not known yet (the live feed's snapshot brings it) */
   initial: SessionInfo[] | null;
+  /** the app's feed (one /ws/sessions socket for every page); without it the page opens its own */
+  feed?: SessionFeed;
   clientId: string;
   label: () => string;
   setLabel: (label: string) => void;
@@ -24,7 +26,7 @@ export type SessionListProps = {
  * Login), so this page only reports the other failures.
  */
 export function SessionListPage(props: SessionListProps) {
-  const feed = createSessionFeed(props.api, props.initial);
+  const feed = props.feed ?? createSessionFeed(props.api, props.initial);
   const sessionIds = createMemo(() => feed.sessions().map((s) => s.id), undefined, { equals: (a, b) => a.length === b.length && a.every((id, i) => id === b[i]) });
   const sessionById = (id: string) => feed.sessions().find((s) => s.id === id);
   const [busy, setBusy] = createSignal(false);

@@ -1,10 +1,12 @@
 /**
- * Settings: this device (label, theme, font size), Network (WebSocket compression, device-local),
+ * Settings: this device (label, theme, font size), Notifications (asked for here, from the user's
+ * click, never on load), Network (WebSocket compression, device-local),
  * the server's settings from `/ws/settings` (Agent API on/off) and the Agent API's tokens.
  */
 import { createResource, createSignal, For, Show } from "solid-js";
 import { CAPABILITIES, type Capability, type CreateTokenResponse } from "../../../server/contract/types.ts";
 import { describeError, type Api } from "../api.ts";
+import { notificationStateSignal, requestNotifications, type NotificationState } from "../notify/permission.ts";
 import { FONT_SIZE_RANGE, loadCompress, loadFontSize, saveCompress, saveFontSize } from "../storage/device-settings.ts";
 import type { Theme } from "../storage/theme.ts";
 import { createServerSettings } from "./server-settings.ts";
@@ -89,6 +91,8 @@ export function SettingsPage(props: SettingsPageProps) {
           </select>
         </label>
       </section>
+
+      <Notifications />
 
       <section class="card" aria-label="Network">
         <h2>Network</h2>
@@ -182,5 +186,30 @@ export function SettingsPage(props: SettingsPageProps) {
         </ul>
       </section>
     </main>
+  );
+}
+
+const NOTIFICATION_TEXT: Record<NotificationState, string> = {
+  on: "on — a session that asks for attention (its bell) while the app is in the background shows a notification; tapping it opens the session",
+  off: "off",
+  blocked: "blocked — allow notifications for this site in the browser's settings",
+  unsupported: "not supported by this browser",
+};
+
+/** The permission is asked only from this button (a user gesture), once: "blocked" is the browser's to undo. */
+function Notifications() {
+  const state = notificationStateSignal();
+  return (
+    <section class="card" aria-label="Notifications">
+      <h2>Notifications</h2>
+      <p class="hint" data-state={state()}>
+        Notifications: {NOTIFICATION_TEXT[state()]}
+      </p>
+      <Show when={state() === "off"}>
+        <button class="button button--primary" type="button" onClick={() => void requestNotifications()}>
+          Turn on notifications
+        </button>
+      </Show>
+    </section>
   );
 }
