@@ -20,6 +20,7 @@ import { mirrorModes } from "./mode-mirror.ts";
 import { TRUNCATION_MARKER_SEQUENCE, ringToPlainText } from "./plain-text.ts";
 import { createScreenSaver } from "./screen-saver.ts";
 import { terminalTheme } from "./themes.ts";
+import { makeTouchScroll } from "./touch-scroll.ts";
 import { TerminalGrid } from "./terminal-grid.ts";
 import { createXterm, searchDecorations } from "./xterm-setup.ts";
 
@@ -51,6 +52,9 @@ export type TerminalViewStats = {
   restoredLocally: boolean;
   cols: number;
   rows: number;
+  /** the first buffer row shown, and the one when scrolled to the bottom: equal unless scrolled back */
+  viewportY: number;
+  baseY: number;
 };
 
 export type TerminalView = {
@@ -125,6 +129,8 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   for (const [name, value] of [["autocorrect", "off"], ["autocapitalize", "off"], ["spellcheck", "false"]]) {
     terminal.textarea?.setAttribute(name, value);
   }
+  // Phones: a finger drag scrolls the scrollback (xterm.js has no touch scrolling).
+  const stopTouchScroll = makeTouchScroll(options.host, terminal);
   const grid = new TerminalGrid(terminal, fit, options.host, {
     isController,
     sendResize: (cols, rows) => connection?.sendResize(cols, rows) ?? false,
@@ -290,6 +296,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     disposed = true;
     if (overlayTimer !== null) clearTimeout(overlayTimer);
     connection?.dispose();
+    stopTouchScroll();
     saver.dispose();
     grid.dispose();
     schemeQuery.dispose();
@@ -350,6 +357,8 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       restoredLocally,
       cols: terminal.cols,
       rows: terminal.rows,
+      viewportY: terminal.buffer.active.viewportY,
+      baseY: terminal.buffer.active.baseY,
     }),
     drop: () => connection?.drop(),
     connection: () => connection,
