@@ -5,7 +5,7 @@
  * is on the wire is the link's business (compose/terminal-link.ts, chat/chat-link.ts).
  */
 import { createEffect, createSignal, For, on, onCleanup, Show } from "solid-js";
-import { addDraft, CHAT_DRAFT_GENERATION, changeDraft, deleteDraft, listDrafts, watchDrafts, type Draft } from "./draft-store.ts";
+import { addDraft, CHAT_DRAFT_GENERATION, changeDraft, deleteDraft, isUnsettled, listDrafts, watchDrafts, type Draft } from "./draft-store.ts";
 import { createOutbox, type OutboxLink } from "./outbox.ts";
 import { loadSubmitKey, saveSubmitKey, SUBMIT_KEYS } from "./submit-key.ts";
 import "./compose.css";
@@ -18,6 +18,8 @@ export type ComposeLink = OutboxLink & {
   draftGeneration(): string | null;
   /** offer the submit key picker (the terminal; a chat turn has no submit key) */
   submitKeys: boolean;
+  /** the session is gone for good (deleted, or the server restarted: sessions live as long as its process) */
+  sessionGone?(): boolean;
 };
 
 /** `liveGeneration` must be reactive: the box pumps the outbox whenever it changes. */
@@ -33,7 +35,9 @@ const STATE_LABELS: Record<Draft["state"], string> = {
   missing: "missing",
 };
 
-function describe(draft: Draft): string {
+function describe(draft: Draft, sessionGone: boolean): string {
+  if (sessionGone && draft.state === "missing") return "unknown: the session ended while it was being sent";
+  if (sessionGone && draft.state === "failed" && draft.error === "generation") return "failed: the session no longer exists";
   if (draft.state === "failed" && draft.error === "generation") return "failed: the session restarted or moved";
   if (draft.state === "failed") return `failed: ${draft.error ?? "unknown"}`;
   return STATE_LABELS[draft.state];
@@ -60,6 +64,19 @@ export function ComposeBox(props: ComposeBoxProps) {
   createEffect(
     on(liveGeneration, (generation) => (generation !== null ? outbox.pump() : outbox.connectionChanged())),
   );
+
+  // Nothing reaches a session that is gone: settle its drafts so none waits forever. One never
+  // sent failed; one sent may have been written before the end, so it is `missing`, not failed.
+  const sessionGone = () => link.sessionGone?.() ?? false;
+  async function settleForGoneSession(): Promise<void> {
+    for (const draft of await listDrafts(props.sessionId)) {
+      if (draft.resent || !isUnsettled(draft)) continue;
+      await changeDraft(draft.id, (current) =>
+        current.state === "queued" ? { state: "failed", error: "generation" } : isUnsettled(current) ? { state: "missing" } : {},
+      );
+    }
+  }
+  createEffect(on(sessionGone, (gone) => gone && void settleForGoneSession()));
 
   async function send(): Promise<void> {
     const body = text();
@@ -96,8 +113,8 @@ export function ComposeBox(props: ComposeBoxProps) {
             {(draft) => (
               <li class="compose__draft" data-state={draft.state} data-error={draft.error ?? ""} data-id={draft.id}>
                 <span class="compose__body">{draft.body}</span>
-                <span class={`compose__state compose__state--${draft.state}`}>{describe(draft)}</span>
-                <Show when={offerResend(draft)}>
+                <span class={`compose__state compose__state--${draft.state}`}>{describe(draft, sessionGone())}</span>
+                <Show when={offerResend(draft) && !sessionGone()}>
                   <button class="button button--small" type="button" onClick={() => void resend(draft)}>
                     Resend
                   </button>

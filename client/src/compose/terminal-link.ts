@@ -15,5 +15,9 @@ export function terminalComposeLink(view: TerminalView): ComposeLink {
     sendQuery: (ids) => view.connection()?.send(encodeQuerySubmissions({ ids })) ?? false,
     onSubmitStatus: (listener) => view.onSubmitStatus(listener),
     submitKeys: true,
+    sessionGone: () => {
+      const phase = view.phase();
+      return phase.phase === "stopped" && phase.reason === "not_found";
+    },
   };
 }
