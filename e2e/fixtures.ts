@@ -34,6 +34,11 @@ export type WebmuxServer = {
   token: string;
   /** fetch() against the server, authenticated with the global token as a Bearer. */
   api(path: string, init?: RequestInit): Promise<Response>;
+  /**
+   * Stops the server (SIGTERM, or SIGKILL with `crash`: no goodbyes) and starts it again on the
+   * same port, data dir and token. Its sessions do not survive: they live as long as the process.
+   */
+  restart(options?: { crash?: boolean }): Promise<void>;
 };
 
 type Fixtures = {
@@ -154,13 +159,16 @@ export const test = base.extend<Fixtures>({
     // A server with its own certificate (`--tls-cert`) is asked over HTTPS trusting exactly that one.
     const certFile = serverArgs[serverArgs.indexOf("--tls-cert") + 1];
     const fetch = serverArgs.includes("--tls-cert") && certFile ? fetchTrusting(await readFile(certFile)) : globalThis.fetch;
-    const running = startServer([
-      "--port", "0",
+    const serve = (port: string) => startServer([
+      "--port", port,
       "--host", "127.0.0.1",
       "--data-dir", dataDir,
       "--token", token,
       ...serverArgs,
     ]);
+    let running = serve("0");
+    /** stderr of the runs before a restart */
+    let earlier = "";
     try {
       const url = await waitForListening(running);
       await use({
@@ -171,13 +179,21 @@ export const test = base.extend<Fixtures>({
           if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${token}`);
           return fetch(url + path, { ...init, headers });
         },
+        async restart({ crash = false } = {}) {
+          if (crash) running.child.kill("SIGKILL");
+          await (crash ? running.exited : stopServer(running));
+          earlier += running.stderr() + "\n[fixture] restarted\n";
+          running = serve(new URL(url).port);
+          const again = await waitForListening(running);
+          if (again !== url) throw new Error(`the restarted server listens on ${again}, not ${url}`);
+        },
       });
       const problem = await findProblem(running, url, fetch);
       if (problem !== null) throw new Error(problem);
     } finally {
       await stopServer(running);
       if (testInfo.status !== testInfo.expectedStatus) {
-        await testInfo.attach("server-stderr", { body: running.stderr(), contentType: "text/plain" });
+        await testInfo.attach("server-stderr", { body: earlier + running.stderr(), contentType: "text/plain" });
       }
       await rm(dataDir, { recursive: true, force: true });
     }
