@@ -10,6 +10,7 @@ import { loadSessionList } from "./storage/session-list-store.ts";
 import { loadDeviceLabel, saveDeviceLabel } from "./storage/tab-identity.ts";
 import { createTheme } from "./storage/theme.ts";
 import { TerminalPage } from "./terminal/TerminalPage.tsx";
+import { ChatPage } from "./chat/ChatPage.tsx";
 import { Login } from "./views/Login.tsx";
 
 type View =
@@ -19,13 +20,14 @@ type View =
   | { name: "ready"; sessions: SessionInfo[] | null }
   | { name: "unreachable"; message: string };
 
-/** Where the address bar points: `/` is the list, `/s/{id}` a terminal. */
-export type Route = { name: "list" } | { name: "settings" } | { name: "terminal"; id: string };
+/** Where the address bar points: `/` is the list, `/s/{id}` a terminal, `/s/{id}/chat` a hybrid session's chat. */
+export type Route = { name: "list" } | { name: "settings" } | { name: "terminal"; id: string } | { name: "chat"; id: string };
 
 export function routeOf(pathname: string): Route {
   if (/^\/settings\/?$/.test(pathname)) return { name: "settings" };
-  const match = /^\/s\/([^/]+)\/?$/.exec(pathname);
-  return match && isValidSessionId(match[1]) ? { name: "terminal", id: match[1] } : { name: "list" };
+  const match = /^\/s\/([^/]+)(\/chat)?\/?$/.exec(pathname);
+  if (!match || !isValidSessionId(match[1])) return { name: "list" };
+  return { name: match[2] ? "chat" : "terminal", id: match[1] };
 }
 
 /**
@@ -86,8 +88,8 @@ export function App(props: { clientId: string }) {
       } catch {
         // A stale or wrong token in a link: the probe below shows Login.
       }
-    } else if (route().name === "terminal") {
-      // Paint the terminal without a round trip first: its socket reports a 401 (through the Api).
+    } else if (route().name === "terminal" || route().name === "chat") {
+      // Paint the terminal or chat without a round trip first: its socket reports a 401 (through the Api).
       setView({ name: "ready", sessions: null });
       return;
     }
@@ -122,6 +124,20 @@ export function App(props: { clientId: string }) {
                     label={label}
                     theme={theme}
                     onBack={() => navigate("/")}
+                    onOpenChat={() => navigate(`/s/${id}/chat`)}
+                  />
+                )}
+              </Match>
+              <Match when={chatId(currentRoute())} keyed>
+                {(id) => (
+                  <ChatPage
+                    api={api}
+                    sessionId={id}
+                    clientId={props.clientId}
+                    label={label}
+                    theme={theme}
+                    onBack={() => navigate("/")}
+                    onOpenTerminal={() => navigate(`/s/${id}`)}
                   />
                 )}
               </Match>
@@ -143,7 +159,7 @@ export function App(props: { clientId: string }) {
                   label={label}
                   setLabel={(next) => setLabel(saveDeviceLabel(next))}
                   theme={theme}
-                  onOpen={(id) => navigate(`/s/${id}`)}
+                  onOpen={(id: string, page?: "chat") => navigate(page === "chat" ? `/s/${id}/chat` : `/s/${id}`)}
                   onSettings={() => navigate("/settings")}
                 />
               </Match>
@@ -173,6 +189,10 @@ function readySessions(view: View): { initial: SessionInfo[] | null } | false {
 
 function terminalId(route: Route): string | false {
   return route.name === "terminal" && route.id;
+}
+
+function chatId(route: Route): string | false {
+  return route.name === "chat" && route.id;
 }
 
 function unreachableMessage(view: View): string | false {

@@ -10,7 +10,7 @@ import { createOutbox, type OutboxLink } from "./outbox.ts";
 import { loadSubmitKey, saveSubmitKey, SUBMIT_KEYS } from "./submit-key.ts";
 import "./compose.css";
 
-/** Written drafts stay listed this long, so the user sees them land. */
+/** Under a terminal, the last few written drafts stay listed, so the user sees them land. */
 export const WRITTEN_SHOWN = 3;
 
 export type ComposeLink = OutboxLink & {
@@ -18,6 +18,8 @@ export type ComposeLink = OutboxLink & {
   draftGeneration(): string | null;
   /** offer the submit key picker (the terminal; a chat turn has no submit key) */
   submitKeys: boolean;
+  /** how many written drafts stay listed (the chat shows them as turns in its transcript instead) */
+  writtenShown: number;
   /** the session is gone for good (deleted, or the server restarted: sessions live as long as its process) */
   sessionGone?(): boolean;
 };
@@ -101,7 +103,7 @@ export function ComposeBox(props: ComposeBoxProps) {
 
   const shown = () => {
     const open = drafts().filter((d) => !d.resent);
-    const written = open.filter((d) => d.state === "written").slice(-WRITTEN_SHOWN);
+    const written = link.writtenShown > 0 ? open.filter((d) => d.state === "written").slice(-link.writtenShown) : [];
     return open.filter((d) => d.state !== "written" || written.includes(d));
   };
 

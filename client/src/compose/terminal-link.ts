@@ -4,7 +4,7 @@
  */
 import { encodeQuerySubmissions, encodeSubmit } from "../../../server/contract/frames.ts";
 import type { TerminalView } from "../terminal/terminal-view.ts";
-import type { ComposeLink } from "./ComposeBox.tsx";
+import { WRITTEN_SHOWN, type ComposeLink } from "./ComposeBox.tsx";
 
 export function terminalComposeLink(view: TerminalView): ComposeLink {
   return {
@@ -15,6 +15,7 @@ export function terminalComposeLink(view: TerminalView): ComposeLink {
     sendQuery: (ids) => view.connection()?.send(encodeQuerySubmissions({ ids })) ?? false,
     onSubmitStatus: (listener) => view.onSubmitStatus(listener),
     submitKeys: true,
+    writtenShown: WRITTEN_SHOWN,
     sessionGone: () => {
       const phase = view.phase();
       return phase.phase === "stopped" && phase.reason === "not_found";
