@@ -1,5 +1,7 @@
 import { createSignal, onCleanup, onMount, Show } from "solid-js";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
+import { createMoveFlow, movedEnd } from "../chat/move.ts";
+import { MoveConfirm, MovedBanner } from "../chat/MoveControls.tsx";
 import { ComposeBox } from "../compose/ComposeBox.tsx";
 import { terminalComposeLink } from "../compose/terminal-link.ts";
 import { KeyBar } from "../keys/KeyBar.tsx";
@@ -20,6 +22,8 @@ export type TerminalPageProps = {
   label: () => string;
   theme: Theme;
   onBack: () => void;
+  /** go to the chat page of this (hybrid) session */
+  onOpenChat: () => void;
 };
 
 /** Touch screens get no automatic focus: it would pop the on-screen keyboard over the screen. */
@@ -90,6 +94,13 @@ export function TerminalPage(props: TerminalPageProps) {
   }
 
   const title = () => view()?.session()?.title ?? props.sessionId;
+  // A hybrid session: "Continue in chat" while its agent runs here; a 4409 says where it went.
+  const moved = () => {
+    const phase = view()?.phase();
+    return phase?.phase === "stopped" && phase.reason === "moved" ? (movedEnd(phase.detail) ?? "chat") : null;
+  };
+  const atTerminalEnd = () => view()?.session()?.hybrid?.end === "terminal" && moved() === null;
+  const toChat = createMoveFlow(props.sessionId, "chat", () => props.onOpenChat());
 
   return (
     <main class="term-page" style={viewportHeight() === null ? undefined : { height: `${viewportHeight()}px` }}>
@@ -108,6 +119,11 @@ export function TerminalPage(props: TerminalPageProps) {
         <h1 class="term-bar__title" title={title()}>
           {title()}
         </h1>
+        <Show when={atTerminalEnd()}>
+          <button class="button button--small" type="button" disabled={toChat.moving()} title="Move the conversation to the chat view" onClick={() => toChat.start()}>
+            {toChat.moving() ? "Moving…" : "Continue in chat"}
+          </button>
+        </Show>
         <button class="icon-button" type="button" aria-label="Find" aria-pressed={finding()} onClick={() => setFinding(!finding())}>
           <SearchIcon />
         </button>
@@ -131,7 +147,9 @@ export function TerminalPage(props: TerminalPageProps) {
           <ThemeIcon />
         </button>
       </header>
-      <Show when={view()}>{(current) => <StatusLine view={current()} notice={notice()} onBack={props.onBack} />}</Show>
+      <Show when={moved()} fallback={<Show when={view()}>{(current) => <StatusLine view={current()} notice={notice() ?? toChat.error()} onBack={props.onBack} />}</Show>}>
+        {(end) => <MovedBanner end={end()} onFollow={() => (end() === "chat" ? props.onOpenChat() : view()?.connection()?.reconnect())} />}
+      </Show>
       <Show when={finding() && view()}>
         {(current) => (
           <FindBar
@@ -154,6 +172,7 @@ export function TerminalPage(props: TerminalPageProps) {
       </div>
       <Show when={keyBar() && view()}>{(current) => <KeyBar view={current()} />}</Show>
       <Show when={view()}>{(current) => <ComposeBox sessionId={props.sessionId} link={terminalComposeLink(current())} />}</Show>
+      <MoveConfirm flow={toChat} to="chat" />
       <Show when={copyText()}>
         {(text) => (
           <div class="dialog-backdrop" role="dialog" aria-modal="true" aria-label="All output">
