@@ -1,5 +1,5 @@
 import { createSignal, For, Match, Show, Switch } from "solid-js";
-import type { SessionInfo } from "../../../server/contract/types.ts";
+import type { HybridInfo, SessionInfo } from "../../../server/contract/types.ts";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
 import type { SessionFeed } from "./session-feed.ts";
 
@@ -17,13 +17,37 @@ export function describeAudience(session: SessionInfo, clientId: string): string
   return parts.join(" · ");
 }
 
-export function SessionRow(props: { session: SessionInfo; api: Api; feed: SessionFeed; clientId: string; onOpen: (id: string) => void }) {
+/** A hybrid session's conversation in a few words: "claude · chat · waiting for you". */
+export function describeHybrid(hybrid: HybridInfo): string {
+  return `${hybrid.agent} · ${hybrid.end} · ${HYBRID_STATE_TEXT[hybrid.state]}`;
+}
+
+const HYBRID_STATE_TEXT: Record<HybridInfo["state"], string> = {
+  starting: "starting",
+  idle: "idle",
+  busy: "working",
+  awaiting_permission: "waiting for you",
+  moving: "moving",
+  parked: "idle",
+};
+
+export type SessionRowProps = {
+  session: SessionInfo;
+  api: Api;
+  feed: SessionFeed;
+  clientId: string;
+  /** open the session's page: its chat when `page` says so (a hybrid session at its chat end) */
+  onOpen: (id: string, page?: "chat") => void;
+};
+
+export function SessionRow(props: SessionRowProps) {
   const [mode, setMode] = createSignal<Mode>("view");
   const [title, setTitle] = createSignal("");
   const [busy, setBusy] = createSignal(false);
   const [error, setError] = createSignal<string | null>(null);
   const s = () => props.session;
-  const href = () => `/s/${s().id}`;
+  const atChat = () => s().hybrid?.end === "chat";
+  const href = () => (atChat() ? `/s/${s().id}/chat` : `/s/${s().id}`);
   const status = () => (s().status === "running" ? "running" : `exited (${s().exitCode ?? "?"})`);
 
   async function act(action: () => Promise<void>) {
@@ -61,7 +85,8 @@ export function SessionRow(props: { session: SessionInfo; api: Api; feed: Sessio
         onClick={(event) => {
           if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
           event.preventDefault();
-          props.onOpen(s().id);
+          if (atChat()) props.onOpen(s().id, "chat");
+          else props.onOpen(s().id);
         }}
       >
         <div class="session__head">
@@ -69,7 +94,13 @@ export function SessionRow(props: { session: SessionInfo; api: Api; feed: Sessio
           <Show when={s().attention}>
             <span class="badge badge--attention" title="The program rang the bell or sent a notification">attention</span>
           </Show>
-          <span class={`badge badge--${s().status}`}>{status()}</span>
+          <Show when={s().hybrid} fallback={<span class={`badge badge--${s().status}`}>{status()}</span>}>
+            {(hybrid) => (
+              <span class="badge badge--hybrid" data-end={hybrid().end} data-state={hybrid().state} title={hybrid().error ?? "A coding agent's conversation: terminal or chat"}>
+                {describeHybrid(hybrid())}
+              </span>
+            )}
+          </Show>
         </div>
         <code class="session__command">{s().command.join(" ")}</code>
         <Show when={s().preview.length > 0}>
@@ -85,9 +116,12 @@ export function SessionRow(props: { session: SessionInfo; api: Api; feed: Sessio
             <button class="link-button" type="button" onClick={() => (setTitle(s().title), setMode("renaming"))}>
               Rename
             </button>
-            <button class="link-button" type="button" disabled={busy()} onClick={restart}>
-              Restart
-            </button>
+            {/* A hybrid session is moved between its ends, never restarted (the server refuses it). */}
+            <Show when={!s().hybrid}>
+              <button class="link-button" type="button" disabled={busy()} onClick={restart}>
+                Restart
+              </button>
+            </Show>
             <button class="link-button link-button--danger" type="button" onClick={() => setMode("confirmDelete")}>
               Delete
             </button>
