@@ -37,10 +37,11 @@ export class UpgradeHandshake {
   /**
    * Feed what the socket read: null while the answer is incomplete, then the bytes after it (the
    * first frames may share its read). Throws HandshakeRefused for a status other than 101 and
-   * HandshakeInvalid for a 101 that breaks the rules.
+   * HandshakeInvalid for a 101 that breaks the rules. `chunk` is copied: a reused read buffer may
+   * be passed.
    */
-  feed(chunk: Buffer): Buffer | null {
-    this.received = this.received.length === 0 ? chunk : Buffer.concat([this.received, chunk]);
+  feed(chunk: Uint8Array): Buffer | null {
+    this.received = Buffer.concat([this.received, chunk]);
     const end = this.received.indexOf("\r\n\r\n");
     if (end < 0) {
       if (this.received.length > MAX_ANSWER_BYTES) throw new HandshakeInvalid(`no end of the HTTP answer in ${MAX_ANSWER_BYTES} bytes`);
