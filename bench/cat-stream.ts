@@ -10,12 +10,20 @@
  * by an exact byte count — and neither depends on how the exit is reported (node-pty alone may
  * drop a tail at exit; the server's PTY layer reports an exit about 200 ms after it happened,
  * which is measured separately as `exitMs`). A second keystroke then ends the program.
+ *
+ * The WebSocket readers are FrameCounters (frame-counter.ts) unless the run asks for `ws`: they
+ * parse frames straight off the socket and only count output bytes (keeping a short tail for the
+ * marker), which is what a minimal real consumer (`websocat … > /dev/null`) costs, so the readers'
+ * own CPU, which shares the machine with the server, stays small. The `ws` library's client
+ * (terminal-client.ts) joins every message's socket reads into one Buffer first; it is kept for
+ * permessage-deflate (compress) and for comparing like with like.
  */
 import { performance } from "node:perf_hooks";
 import type { Corpus } from "./corpus.ts";
 import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
 import type { ServerProcess } from "./server-process.ts";
 import { megabytesPerSecond } from "./stats.ts";
+import { FrameCounter } from "./frame-counter.ts";
 import { TerminalClient } from "./terminal-client.ts";
 
 /** Printed after the corpus: no newline (so the PTY adds nothing) and not in any source text. */
@@ -48,6 +56,8 @@ export function expectedCatBytes(corpus: Corpus): number {
 export type ReaderResult = { bytes: number; ms: number; complete: boolean; frames: number; wireBytes: number; closeCode: number | null };
 
 export type CatRun = {
+  /** who read: node-pty in this process, or the WebSocket client of every reader */
+  reader: CatReaderKind | "node-pty";
   /** keystroke → last byte at the slowest reader that got everything */
   ms: number;
   mbps: number;
@@ -65,10 +75,11 @@ const cpuMs = () => {
   return (user + system) / 1000;
 };
 
-function summarize(corpus: Corpus, readers: ReaderResult[], exitMs: number, readerCpuMs: number): CatRun {
+function summarize(corpus: Corpus, reader: CatRun["reader"], readers: ReaderResult[], exitMs: number, readerCpuMs: number): CatRun {
   const finished = readers.filter((r) => r.closeCode === null);
   const ms = Math.max(...(finished.length > 0 ? finished : readers).map((r) => r.ms));
   return {
+    reader,
     ms,
     mbps: megabytesPerSecond(corpus.ptyBytes, ms),
     readers,
@@ -112,25 +123,56 @@ export async function catDirect(corpus: Corpus): Promise<CatRun> {
     const exitStart = performance.now();
     pty.pty.write("\r");
     await pty.exited;
-    return summarize(corpus, [reader], performance.now() - exitStart, readerCpuMs);
+    return summarize(corpus, "node-pty", [reader], performance.now() - exitStart, readerCpuMs);
   } finally {
     pty.kill();
   }
 }
 
+/** Which WebSocket client reads: the minimal FrameCounter, or the `ws` library's (needed for compress). */
+export type CatReaderKind = "frame-counter" | "ws";
+
 export type ServerCatOptions = {
   /** clients attached besides the controller, which never type (observers) */
   observers?: number;
   compress?: boolean;
+  /** default: "frame-counter", or "ws" with compress (FrameCounter offers no permessage-deflate) */
+  reader?: CatReaderKind;
 };
+
+/** What a run needs of a reader; FrameCounter and TerminalClient both have it. */
+type CatReader = {
+  readonly offset: number;
+  readonly outputBytes: number;
+  readonly outputFrames: number;
+  readonly wireBytes: number;
+  readonly lastOutputAt: number;
+  readonly exitCode: number | null;
+  readonly exitAt: number;
+  readonly closed: boolean;
+  readonly closeCode: number | null;
+  outputTail(length: number): string;
+  send(bytes: string): void;
+  until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void>;
+  close(): Promise<void>;
+};
+
+export function catReaderKind(options: ServerCatOptions): CatReaderKind {
+  const kind = options.reader ?? (options.compress ? "ws" : "frame-counter");
+  if (kind === "frame-counter" && options.compress) throw new Error("FrameCounter does not negotiate permessage-deflate: compress needs reader \"ws\"");
+  return kind;
+}
 
 /** Through the server: a controller (it types) and `observers` more clients, all reading at full speed. */
 export async function catThroughServer(server: ServerProcess, corpus: Corpus, options: ServerCatOptions = {}): Promise<CatRun> {
   const info = await server.createSession({ command: catCommand(corpus), cols: BENCH_COLS, rows: BENCH_ROWS });
-  const clients: TerminalClient[] = [];
+  const kind = catReaderKind(options);
+  const clients: CatReader[] = [];
   try {
-    const connect = (client: string) =>
-      TerminalClient.connect({ url: server.url, token: server.token, sessionId: info.id, client, compress: options.compress === true });
+    const connect = (client: string): Promise<CatReader> => {
+      const connectOptions = { url: server.url, token: server.token, sessionId: info.id, client };
+      return kind === "ws" ? TerminalClient.connect({ ...connectOptions, compress: options.compress === true }) : FrameCounter.connect(connectOptions);
+    };
     // The controller first: the first client to attach takes the empty seat.
     clients.push(await connect("bench-controller"));
     for (let i = 0; i < (options.observers ?? 0); i++) clients.push(await connect(`bench-observer-${i + 1}`));
@@ -141,7 +183,7 @@ export async function catThroughServer(server: ServerProcess, corpus: Corpus, op
     const cpu0 = cpuMs();
     const start = performance.now();
     controller.send("\r");
-    const closedAt = new Map<TerminalClient, number>();
+    const closedAt = new Map<CatReader, number>();
     await Promise.all(
       clients.map((c, i) =>
         c.until(() => c.outputBytes - before[i]!.bytes >= expected || c.closed, RUN_TIMEOUT_MS, "end marker").then(() => {
@@ -166,7 +208,7 @@ export async function catThroughServer(server: ServerProcess, corpus: Corpus, op
     const exitStart = performance.now();
     controller.send("\r");
     await controller.until(() => controller.exitCode !== null, EXIT_TIMEOUT_MS, "exit frame");
-    return summarize(corpus, readers, controller.exitAt - exitStart, readerCpuMs);
+    return summarize(corpus, kind, readers, controller.exitAt - exitStart, readerCpuMs);
   } finally {
     await Promise.all(clients.map((c) => c.close()));
     await server.deleteSession(info.id);

@@ -3,7 +3,10 @@
  * TypeScript) through `/ws/s/{id}`, with `?compress=1` and a permessage-deflate offer vs without.
  * Bytes on the wire are the TCP bytes the client's socket read between the keystroke that starts
  * `cat` and the end marker (frame headers included; the handshake and the attach frames are not
- * part of the `cat`). Both arms must deliver exactly the same payload. The arms alternate.
+ * part of the `cat`). Both arms must deliver exactly the same payload. The arms alternate. Both
+ * read with the `ws` library's client (terminal-client.ts): the minimal FrameCounter the other
+ * throughput figures use negotiates no permessage-deflate, and the throughput figure compares
+ * the two arms like with like.
  */
 import { catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus } from "./corpus.ts";
@@ -42,8 +45,8 @@ export async function benchCompression(ctx: BenchContext): Promise<BenchResult> 
     const compressed: CatRun[] = [];
     try {
       for (let i = 0; i < RUNS; i++) {
-        plain.push(await catThroughServer(server, corpus));
-        compressed.push(await catThroughServer(server, corpus, { compress: true }));
+        plain.push(await catThroughServer(server, corpus, { reader: "ws" }));
+        compressed.push(await catThroughServer(server, corpus, { compress: true, reader: "ws" }));
         ctx.log(
           `compression ${i + 1}/${RUNS}: plain ${plain[i]!.readers[0]!.wireBytes} B, compress=1 ${compressed[i]!.readers[0]!.wireBytes} B on the wire`,
         );

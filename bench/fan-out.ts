@@ -3,8 +3,11 @@
  * reading at full speed and receiving every byte (counted, and the end marker checked, per
  * client), as a ratio to the same `cat` to a single client in the same run. The clock stops
  * when the slowest client has the last byte. All clients live in this process, so their reading
- * shares the machine with the server: readerCpuMs in the detail says what that cost.
- * The arms alternate; the figure is their medians.
+ * shares the machine with the server: in both arms every client is a FrameCounter
+ * (frame-counter.ts), a minimal reader that parses frames off the socket and only counts output
+ * bytes — what `websocat … > /dev/null` would cost, not what a WebSocket library's copying costs
+ * — and readerCpuMs in the detail says what the readers took. The arms alternate; the figure is
+ * their medians.
  */
 import { catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
@@ -69,7 +72,8 @@ export async function benchFanOut(ctx: BenchContext): Promise<BenchResult> {
           clients: OBSERVERS + 1,
           fanOut: fanOutRuns,
           singleClient: catRunDetail(single),
-          note: "MB/s per client: corpus bytes / (keystroke → the slowest client's last byte). All clients run in the benchmark process.",
+          note:
+            "MB/s per client: corpus bytes / (keystroke → the slowest client's last byte). All clients run in the benchmark process; in both arms each is a minimal reader (FrameCounter: frames parsed off the socket, output bytes counted, not joined or copied, like websocat > /dev/null), so readerCpuMs is the clients' whole cost.",
         },
       }),
     ];

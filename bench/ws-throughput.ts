@@ -2,8 +2,9 @@
  * Issue 3's and issue 9 #1's throughput figure: `cat` of the corpus through the server (its own
  * process) to one WebSocket client, as a ratio to reading the same PTY directly in this process
  * with node-pty. Both arms run the same program and stop the clock on the same event, the last
- * byte of an end marker (see cat-stream.ts); the exit delay is reported beside it. The arms
- * alternate; the figure is their medians.
+ * byte of an end marker (see cat-stream.ts); the exit delay is reported beside it. The WebSocket
+ * client is a FrameCounter (frame-counter.ts), a minimal reader that only counts, so the figure is
+ * the server's cost rather than a client library's. The arms alternate; the figure is their medians.
  */
 import { catDirect, catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
@@ -21,6 +22,7 @@ const QUICK_RUNS = 3;
 export function catRunDetail(runs: readonly CatRun[]) {
   const first = (r: CatRun) => r.readers[0]!;
   return {
+    reader: runs[0]?.reader ?? null,
     runsMBps: runs.map((r) => round(r.mbps, 1)),
     runsMs: runs.map((r) => Math.round(r.ms)),
     complete: runs.every((r) => r.complete),
@@ -70,7 +72,8 @@ export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult>
           expectedPtyBytes: corpus.ptyBytes,
           webSocket,
           direct: catRunDetail(directRuns),
-          note: "Both arms: keystroke → last byte of an end marker printed after the corpus; exitMs is a second keystroke → exit frame (WebSocket) or node-pty's exit event (direct).",
+          note:
+            "Both arms: keystroke → last byte of an end marker printed after the corpus; exitMs is a second keystroke → exit frame (WebSocket) or node-pty's exit event (direct). The WebSocket reader is a minimal FrameCounter (frames parsed off the socket, output counted, not copied), like websocat > /dev/null.",
         },
       }),
     ];
