@@ -69,6 +69,14 @@ function countChatSockets(page: Page): () => number {
   return () => opened;
 }
 
+/** How far the page scrolls sideways (0 when it fits the viewport). */
+function sidewaysOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const root = (globalThis as unknown as PageGlobals).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
+}
+
 type ServiceWorkerGlobals = { navigator: { serviceWorker: { ready: Promise<unknown>; controller: unknown } } };
 
 async function waitForServiceWorker(page: Page): Promise<void> {
@@ -103,7 +111,7 @@ test("the session list shows a hybrid session's end and state and opens its chat
   await logIn(page.context(), server);
   await page.goto(server.url);
   const row = page.locator(`[data-session-id="${session.id}"]`);
-  await expect(row.locator(".badge--hybrid")).toHaveText("claude · chat · idle");
+  await expect(row.locator(".badge--hybrid")).toHaveText("chat · idle");
   await expect(row.getByRole("button", { name: "Restart" })).toHaveCount(0);
   await row.locator(".session__main").click();
   await expect(page).toHaveURL(`${server.url}/s/${session.id}/chat`);
@@ -271,14 +279,18 @@ test.describe("phone", () => {
     await compose(page, 'tool Bash {"command":"npm test -- --reporter=verbose"}');
     await expect(page.getByRole("region", { name: "Permission for Bash" })).toBeVisible();
 
-    const overflow = await page.evaluate(() => {
-      const root = (globalThis as unknown as PageGlobals).document.documentElement;
-      return root.scrollWidth - root.clientWidth;
-    });
-    expect(overflow).toBeLessThanOrEqual(0);
+    expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(SCREENSHOTS, "chat-phone-dark.png") });
     await page.emulateMedia({ colorScheme: "light" });
     await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
     await page.screenshot({ path: join(SCREENSHOTS, "chat-phone-light.png") });
+
+    // Its row in the list: the agent's state where the status badge would be, still one phone wide.
+    await page.getByRole("link", { name: "Back to sessions" }).click();
+    await expect(page.locator(`[data-session-id="${session.id}"] .badge--hybrid`)).toHaveText("chat · needs you");
+    expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
+    // The title keeps room beside the badges.
+    expect((await page.locator(`[data-session-id="${session.id}"] .session__title`).boundingBox())!.width).toBeGreaterThan(60);
+    await page.screenshot({ path: join(SCREENSHOTS, "chat-list-phone-light.png") });
   });
 });

@@ -17,16 +17,16 @@ export function describeAudience(session: SessionInfo, clientId: string): string
   return parts.join(" · ");
 }
 
-/** A hybrid session's conversation in a few words: "claude · chat · waiting for you". */
+/** A hybrid session's end and state in a few words, "chat · needs you" (the agent is its command). */
 export function describeHybrid(hybrid: HybridInfo): string {
-  return `${hybrid.agent} · ${hybrid.end} · ${HYBRID_STATE_TEXT[hybrid.state]}`;
+  return `${hybrid.end} · ${HYBRID_STATE_TEXT[hybrid.state]}`;
 }
 
 const HYBRID_STATE_TEXT: Record<HybridInfo["state"], string> = {
   starting: "starting",
   idle: "idle",
   busy: "working",
-  awaiting_permission: "waiting for you",
+  awaiting_permission: "needs you",
   moving: "moving",
   parked: "idle",
 };
