@@ -23,6 +23,7 @@ const RUNS = 3;
 function detail(runs: readonly CatRun[]) {
   const reader = (r: CatRun) => r.readers[0]!;
   return {
+    reader: runs[0]?.reader ?? null,
     wireBytes: runs.map((r) => reader(r).wireBytes),
     payloadBytes: runs.map((r) => reader(r).bytes),
     frames: runs.map((r) => reader(r).frames),
