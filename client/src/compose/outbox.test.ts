@@ -175,8 +175,14 @@ describe("createOutbox", () => {
     await waitFor(() => server.log.get("known-0001")?.state === "written");
     // Saved as sending, lost before the server saw it.
     store.add({ id: "lost-00002", state: "sending", sentAt: now });
-    // For a generation that ended.
+    // For a generation that ended: one the old run never got, one it wrote, one never sent.
     store.add({ id: "old-000003", state: "sending", sentAt: now, generation: "g0" });
+    store.add({ id: "oldw-00007", state: "received", sentAt: now, generation: "g0" });
+    server.generation = "g0";
+    server.submit(new FakeLink(server, store, "tab-a"), store.drafts.get("oldw-00007")!, "g0");
+    await waitFor(() => server.log.get("oldw-00007")?.state === "written");
+    server.generation = "g1";
+    store.add({ id: "oldq-00008", generation: "g0" });
     // The server had it (received), then forgot it: it may have been written.
     store.add({ id: "forgot-004", state: "received", sentAt: now });
     // Sent so long ago that its record may have expired after it was written.
@@ -185,16 +191,18 @@ describe("createOutbox", () => {
 
     const link = new FakeLink(server, store, "tab-a");
     outbox(link, store).pump();
-    await settled(store, ["known-0001", "lost-00002", "old-000003", "forgot-004", "stale-0005", "queued-006"]);
+    await settled(store, ["known-0001", "lost-00002", "old-000003", "oldw-00007", "oldq-00008", "forgot-004", "stale-0005", "queued-006"]);
 
-    expect(link.queries()).toEqual([["known-0001", "lost-00002", "forgot-004", "stale-0005"]]);
+    expect(link.queries()).toEqual([["known-0001", "lost-00002", "old-000003", "oldw-00007", "forgot-004", "stale-0005"]]);
     expect(link.submits()).toEqual(["lost-00002", "queued-006"]);
     expect(link.sent.filter((s) => s.kind === "submit").every((s) => s.kind === "submit" && s.generation === "g1")).toBe(true);
-    expect(server.written).toEqual(["known-0001", "lost-00002", "queued-006"]);
+    expect(server.written).toEqual(["known-0001", "oldw-00007", "lost-00002", "queued-006"]);
     expect(Object.fromEntries([...store.drafts.values()].map((d) => [d.id, d.error ? `${d.state}: ${d.error}` : d.state]))).toEqual({
       "known-0001": "written",
       "lost-00002": "written",
       "old-000003": "failed: generation",
+      "oldw-00007": "written",
+      "oldq-00008": "failed: generation",
       "forgot-004": "missing",
       "stale-0005": "missing",
       "queued-006": "written",

@@ -4,7 +4,8 @@
  * - once live, every draft sent but not settled is queried; only those the server answers
  *   `missing` for, whose generation is current and whose record cannot have expired, are resent
  *   with the same ID (the server never writes an ID twice, so a racing tab cannot double it);
- * - a draft for another generation is never sent again silently: it is `failed: generation`.
+ * - a draft for another generation is never sent again silently: one that never reached the
+ *   server is `failed: generation` (offered for resend), one it received keeps what it answers.
  *
  * The link is transport-neutral: the terminal sends 0x03/0x04 frames, the chat JSON `send` and
  * `query` (compose/terminal-link.ts, chat/chat-link.ts).
@@ -93,23 +94,25 @@ export function createOutbox(sessionId: string, link: OutboxLink, options: Outbo
     const drafts = (await store.listDrafts(sessionId)).filter((d) => !d.resent);
     const toSend: Draft[] = [];
     const toQuery: Draft[] = [];
+    const current = (draft: Draft) => draft.generation === null || draft.generation === generation;
     for (const draft of drafts) {
       if (draft.state !== "queued" && draft.state !== "sending" && draft.state !== "received") continue;
-      if (draft.generation !== null && draft.generation !== generation) {
-        await store.changeDraft(draft.id, () => ({ state: "failed", error: "generation" }));
-      } else if (draft.state === "queued") {
-        toSend.push(draft);
-      } else {
-        toQuery.push(draft);
-      }
+      if (draft.state !== "queued") toQuery.push(draft);
+      else if (current(draft)) toSend.push(draft);
+      else await store.changeDraft(draft.id, () => ({ state: "failed", error: "generation" }));
     }
     if (toQuery.length > 0) {
+      // Drafts sent to an earlier run are asked about too: the session's log outlives restarts,
+      // so one the old program got answers `written` or `partial`, not a guess.
       const got = await ask(toQuery.map((d) => d.id));
       if (got === null || link.liveGeneration() !== generation) return;
       for (const draft of toQuery) {
         if (got.get(draft.id) !== "missing") continue;
-        const fresh = draft.state === "sending" && now() - (draft.sentAt ?? draft.createdAt) < RESEND_WINDOW_MS;
-        if (fresh) toSend.push(draft);
+        // Never seen by the server (sent, then lost on the way) and recent enough that its record
+        // cannot have expired: it was not written.
+        const unseen = draft.state === "sending" && now() - (draft.sentAt ?? draft.createdAt) < RESEND_WINDOW_MS;
+        if (unseen && current(draft)) toSend.push(draft);
+        else if (unseen) await store.changeDraft(draft.id, () => ({ state: "failed", error: "generation" }));
         else await store.changeDraft(draft.id, () => ({ state: "missing" }));
       }
     }
