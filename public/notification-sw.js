@@ -9,10 +9,10 @@
 /** Must match OPEN_SESSION_MESSAGE in client/src/notify/attention-watcher.ts. */
 const WEBMUX_OPEN_SESSION_MESSAGE = "webmux:open-session";
 
-/** A notification's data leads to a terminal path only; anything else opens the session list. */
+/** A notification's data leads to a session's terminal or chat only; anything else opens the session list. */
 function webmuxSessionPath(data) {
   const url = data && typeof data.url === "string" ? data.url : "";
-  return /^\/s\/[a-z0-9]{8}$/.test(url) ? url : "/";
+  return /^\/s\/[a-z0-9]{8}(\/chat)?$/.test(url) ? url : "/";
 }
 
 /** Focus may be refused (no user activation); the window is still the one to tell. */

@@ -4,9 +4,8 @@
  * its notification; the app badge always counts the sessions asking. Create inside a Solid owner.
  */
 import { createEffect, onCleanup } from "solid-js";
-import { isValidSessionId } from "../../../server/contract/protocol.ts";
 import type { SessionFeed } from "../sessions/session-feed.ts";
-import { stepAttention } from "./attention.ts";
+import { isSessionPath, stepAttention } from "./attention.ts";
 import { showAttention, showBadge, withdrawAttention } from "./notifier.ts";
 
 /** The service worker posts this to a window when its notification was tapped (notification-sw.js). */
@@ -39,7 +38,7 @@ export function listenForOpenSession(open: (path: string) => void): void {
     const data: unknown = event.data;
     if (typeof data !== "object" || data === null) return;
     const { type, path } = data as { type?: unknown; path?: unknown };
-    if (type === OPEN_SESSION_MESSAGE && typeof path === "string" && path.startsWith("/s/") && isValidSessionId(path.slice(3))) open(path);
+    if (type === OPEN_SESSION_MESSAGE && typeof path === "string" && isSessionPath(path)) open(path);
   };
   navigator.serviceWorker.addEventListener("message", onMessage);
   onCleanup(() => navigator.serviceWorker.removeEventListener("message", onMessage));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SessionInfo } from "../../../server/contract/types.ts";
-import { attentionMessage, stepAttention } from "./attention.ts";
+import { attentionMessage, isSessionPath, sessionPath, stepAttention } from "./attention.ts";
 
 const info = (id: string, attention: boolean, extra: Partial<SessionInfo> = {}): SessionInfo => ({
   id, title: id, command: ["bash"], cwd: null, pid: 1, status: "running", exitCode: null, generation: "g.1",
@@ -48,5 +48,20 @@ describe("attentionMessage", () => {
 
   it("falls back on the command when the title is blank", () => {
     expect(attentionMessage(info("aaaaaaaa", true, { title: " ", command: ["npm", "test"] })).title).toBe("npm test");
+  });
+});
+
+describe("sessionPath", () => {
+  it("leads to the terminal, or to the chat while a hybrid session is at its chat end", () => {
+    expect(sessionPath({ id: "abcd1234" })).toBe("/s/abcd1234");
+    const hybrid = { agent: "claude", conversationId: "c", previousConversationIds: [], state: "idle" as const };
+    expect(sessionPath({ id: "abcd1234", hybrid: { ...hybrid, end: "terminal" } })).toBe("/s/abcd1234");
+    expect(sessionPath({ id: "abcd1234", hybrid: { ...hybrid, end: "chat" } })).toBe("/s/abcd1234/chat");
+  });
+
+  it("accepts only the paths it gives", () => {
+    expect(isSessionPath("/s/abcd1234")).toBe(true);
+    expect(isSessionPath("/s/abcd1234/chat")).toBe(true);
+    for (const path of ["/s/ABCD1234", "/s/abcd1234/other", "/s/../api/tokens", "/settings", "https://x.test/s/abcd1234"]) expect(isSessionPath(path)).toBe(false);
   });
 });

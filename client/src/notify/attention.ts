@@ -4,6 +4,7 @@
  * lists this tab saw; what was already on when the tab first saw it does not ring (the user may
  * have seen it elsewhere, and a reload must not replay every old bell).
  */
+import { isValidSessionId } from "../../../server/contract/protocol.ts";
 import type { SessionInfo } from "../../../server/contract/types.ts";
 
 export type AttentionStep = {
@@ -43,5 +44,12 @@ export function attentionMessage(session: SessionInfo): { title: string; body: s
   return { title, body: last ? `Needs attention: ${last.trim()}` : "Needs attention" };
 }
 
-/** Where tapping a session's notification leads. */
-export const sessionPath = (id: string): string => `/s/${id}`;
+/** Where tapping a session's notification leads: its chat while a hybrid session is at its chat end. */
+export const sessionPath = (session: Pick<SessionInfo, "id" | "hybrid">): string =>
+  session.hybrid?.end === "chat" ? `/s/${session.id}/chat` : `/s/${session.id}`;
+
+/** Whether `path` is one sessionPath can give: a message naming anything else is ignored. */
+export function isSessionPath(path: string): boolean {
+  const match = /^\/s\/([^/]+)(\/chat)?$/.exec(path);
+  return match !== null && isValidSessionId(match[1]);
+}

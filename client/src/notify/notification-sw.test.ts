@@ -96,8 +96,14 @@ describe("notificationclick", () => {
     expect(worker.opened).toEqual([`${ORIGIN}/s/abcd1234`]);
   });
 
+  it("opens a hybrid session's chat when the notification leads there", async () => {
+    const worker = loadWorker([]);
+    await worker.tap({ url: "/s/abcd1234/chat" });
+    expect(worker.opened).toEqual([`${ORIGIN}/s/abcd1234/chat`]);
+  });
+
   it("opens the session list for data that is not a session path", async () => {
-    for (const data of [null, { url: "https://elsewhere.test/s/abcd1234" }, { url: "/s/../api/tokens" }]) {
+    for (const data of [null, { url: "https://elsewhere.test/s/abcd1234" }, { url: "/s/../api/tokens" }, { url: "/s/abcd1234/tokens" }]) {
       const worker = loadWorker([]);
       await worker.tap(data);
       expect(worker.opened).toEqual([`${ORIGIN}/`]);

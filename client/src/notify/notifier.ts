@@ -24,7 +24,7 @@ const pageNotifications = new Map<string, Notification>();
 export async function showAttention(session: SessionInfo): Promise<void> {
   if (typeof Notification === "undefined" || Notification.permission !== "granted") return;
   const { title, body } = attentionMessage(session);
-  const data: AttentionNotificationData = { sessionId: session.id, url: sessionPath(session.id) };
+  const data: AttentionNotificationData = { sessionId: session.id, url: sessionPath(session) };
   // The tag is the session: a second bell replaces its notification instead of stacking; renotify
   // makes the replacement alert again.
   const options = { body, tag: session.id, renotify: true, icon: ICON, badge: ICON, data } as NotificationOptions;
