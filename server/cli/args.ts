@@ -1,8 +1,16 @@
 /**
  * A small argv parser: `--name value`, `--name=value`, boolean `--flag`, and `--` ending options.
- * Each serve flag also reads `WEBMUX_<NAME>` from the environment (flag wins).
+ * Flags may also be read from `WEBMUX_<NAME>` (flag wins): every serve flag, and a client
+ * command's --url, --token and --data-dir; help names the variable where one is read.
  */
-export type FlagSpec = { name: string; kind: "string" | "boolean"; help: string; short?: string };
+export type FlagSpec = {
+  name: string;
+  kind: "string" | "boolean";
+  help: string;
+  short?: string;
+  /** false: the command reads this flag from argv only (its help names no variable) */
+  env?: boolean;
+};
 
 export class UsageError extends Error {}
 
@@ -62,6 +70,6 @@ export function flagOrEnv(
 
 export function usage(specs: FlagSpec[]): string {
   return specs
-    .map((s) => `  --${s.name}${s.kind === "string" ? " <value>" : ""}`.padEnd(28) + `${s.help} [${envName(s.name)}]`)
+    .map((s) => `  --${s.name}${s.kind === "string" ? " <value>" : ""}`.padEnd(28) + s.help + (s.env === false ? "" : ` [${envName(s.name)}]`))
     .join("\n");
 }

@@ -15,7 +15,7 @@ export const CLIENT_FLAGS: FlagSpec[] = [
   { name: "url", kind: "string", help: `server address (default ${DEFAULT_URL})` },
   { name: "token", kind: "string", help: "token (default: the one a local server keeps in its data dir)" },
   { name: "data-dir", kind: "string", help: "where a local server keeps its token (default $XDG_STATE_HOME/webmux)" },
-  { name: "help", kind: "boolean", help: "show this help", short: "h" },
+  { name: "help", kind: "boolean", help: "show this help", short: "h", env: false },
 ];
 
 export type ClientOptions = {
@@ -83,5 +83,7 @@ export function isLocalUrl(url: string): boolean {
 
 /** `usage: webmux <synopsis>` plus the command's own flags and the client flags. */
 export function commandHelp(synopsis: string, description: string, flags: FlagSpec[]): string {
-  return `usage: webmux ${synopsis}\n\n${description}\n\noptions:\n${usage([...flags, ...CLIENT_FLAGS])}\n`;
+  // A command's own flags come from argv only; the client flags also from the environment.
+  const own = flags.map((f) => ({ ...f, env: false }));
+  return `usage: webmux ${synopsis}\n\n${description}\n\noptions:\n${usage([...own, ...CLIENT_FLAGS])}\n`;
 }

@@ -34,7 +34,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: "no-qr", kind: "boolean", help: "do not show the login link as a QR code on a terminal" },
   { name: "open-api", kind: "boolean", help: "enable the Agent API (sets open_api.enabled)" },
   { name: "build-if-needed", kind: "boolean", help: "build the web client first if it is missing or stale" },
-  { name: "help", kind: "boolean", help: "show this help", short: "h" },
+  { name: "help", kind: "boolean", help: "show this help", short: "h", env: false },
 ];
 
 /** What `webmux serve` was asked for: the server's options, resolved, plus the command's own flags. */
