@@ -3,7 +3,6 @@ import { ErrorCode } from "../contract/types.ts";
 import type { WebSocketAcceptor } from "../hub/accept.ts";
 import type { ConnectionLimits } from "../hub/connection-limit.ts";
 import type { TerminalHub } from "../hub/terminal-hub.ts";
-import { echoPollStats, type EchoPollStats } from "../pty/echo-poller.ts";
 import type { SessionRegistry } from "../session/registry.ts";
 import type { App, RouteContext } from "./app.ts";
 import { ApiError } from "./errors.ts";
@@ -25,8 +24,6 @@ export type DebugStats = {
   /** process.getActiveResourcesInfo() counted by kind (Timeout, TCPSocketWrap, …): handles and timers keeping the process alive (unref'd ones do not show); null where the runtime lacks it */
   activeResources: Record<string, number> | null;
   connectionLimits: ConnectionLimits;
-  /** keystrokes whose echo was read from the master directly (hits) of those waited on (polls), and the time spent */
-  echoPolls: EchoPollStats;
   rssBytes: number;
   heapUsedBytes: number;
 };
@@ -52,7 +49,6 @@ export async function collectDebugStats({ registry, acceptor, terminals, http }:
     httpConnections: await countConnections(http),
     activeResources: countActiveResources(),
     connectionLimits: { ...acceptor.limiter.limits },
-    echoPolls: echoPollStats(),
     rssBytes: memory.rss,
     heapUsedBytes: memory.heapUsed,
   };

@@ -10,7 +10,6 @@ import { closeSync, constants as fsConstants, openSync, readSync, writeSync } fr
 import type { Socket } from "node:net";
 import { spawn as forkPty, type IPty } from "node-pty";
 import { PTY_TERM_NAME, PtySpawnError, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
-import { EchoPoller } from "./echo-poller.ts";
 import { assertSpawnable, childEnvironment, PtyEventRelay, signalProcessGroup, toPtyExit } from "./pty-support.ts";
 
 /**
@@ -95,15 +94,8 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     (chunk) => relay.deliverData(chunk),
     () => term.resume(),
   );
-  const echo =
-    keeper.fd === null
-      ? null
-      : new EchoPoller({ fd: keeper.fd, readable: () => keeper.directReadable && !relay.hasExited, deliver: (chunk) => relay.deliverData(chunk) });
   // With `encoding: null` node-pty emits Buffers; its typings still say string.
-  term.onData((data) => {
-    echo?.noteData();
-    relay.deliverData(data as unknown as Buffer);
-  });
+  term.onData((data) => relay.deliverData(data as unknown as Buffer));
   term.onExit(({ exitCode, signal }) => {
     keeper.dispose();
     relay.deliverExit(toPtyExit(exitCode, signal));
@@ -116,9 +108,7 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     onExit: (listener) => relay.onExit(listener),
     write(data) {
       if (relay.hasExited) return;
-      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-      writeNow(term, bytes);
-      echo?.afterWrite(bytes.length);
+      writeNow(term, typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     },
     drained() {
       return whenQueueEmpty(term, () => relay.hasExited);
@@ -220,16 +210,6 @@ class ReadSideKeeper {
         return result;
       };
     }
-  }
-
-  /** The master, when node-pty exposes it. */
-  get fd(): number | null {
-    return this.masterFd;
-  }
-
-  /** Whether reading the master directly now keeps the output's order: the stream flows and holds nothing. */
-  get directReadable(): boolean {
-    return !this.paused && !this.exitPending && !this.released && (this.socket === null || this.socket.readableLength === 0);
   }
 
   setPaused(paused: boolean): void {
