@@ -12,6 +12,7 @@ import { figure, type BenchContext, type BenchResult, type Figure } from "./repo
 import { startServerProcess } from "./server-process.ts";
 import { quantile, round } from "./stats.ts";
 import { TerminalClient } from "./terminal-client.ts";
+import { startEchoFloor } from "./ws-echo-floor.ts";
 import { withTimeout } from "./wait.ts";
 
 /** The issues' sample size per arm and pattern. */
@@ -77,7 +78,7 @@ function clientTarget(client: TerminalClient): EchoTarget {
   return { send: (key) => client.send(key), subscribe: (listener) => void client.onOutput(listener) };
 }
 
-function latencyFigures(pattern: string, label: string, ws: number[], direct: number[]): Figure[] {
+function latencyFigures(pattern: string, label: string, ws: number[], direct: number[], floor: number[]): Figure[] {
   const detail = (samples: number[]) => ({
     samples: samples.length,
     p50Ms: round(quantile(samples, 0.5)),
@@ -85,7 +86,7 @@ function latencyFigures(pattern: string, label: string, ws: number[], direct: nu
     p99Ms: round(quantile(samples, 0.99)),
     maxMs: round(Math.max(...samples)),
   });
-  const details = { webSocket: detail(ws), direct: detail(direct) };
+  const details = { webSocket: detail(ws), direct: detail(direct), webSocketEchoFloor: detail(floor) };
   return [
     figure({
       id: `echo.${pattern}.p50`,
@@ -107,6 +108,18 @@ function latencyFigures(pattern: string, label: string, ws: number[], direct: nu
       goal: { on: "ratio", op: "<=", target: 1.5, source: "issues 3 and 9 (ttyd: ~1.5)" },
       detail: details,
     }),
+    figure({
+      id: `echo.${pattern}.floor`,
+      label: `Echo latency p50, ${label}: webmux vs direct PTY + a bare WebSocket echo hop`,
+      unit: "ms",
+      value: quantile(ws, 0.5),
+      baseline: quantile(direct, 0.5) + quantile(floor, 0.5),
+      baselineLabel: "floor",
+      detail: {
+        note: "floor = p50 of the PTY round trip in-process + p50 of a WebSocket echo to a process that does nothing else; any out-of-process server pays both",
+        floorRatioToDirect: round((quantile(direct, 0.5) + quantile(floor, 0.5)) / quantile(direct, 0.5)),
+      },
+    }),
   ];
 }
 
@@ -122,12 +135,15 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
     await pty.waitForText("R", READY_TIMEOUT_MS);
     const info = await server.createSession({ command: ["sh", "-c", SCRIPT], cols: BENCH_COLS, rows: BENCH_ROWS });
     const client = await TerminalClient.connect({ url: server.url, token: server.token, sessionId: info.id, client: "bench-echo" });
+    const floorTarget = await startEchoFloor();
     try {
       await client.until(() => client.offset >= 1, READY_TIMEOUT_MS, "echo program ready");
       const directMeter = new EchoMeter(directTarget(pty));
       const wsMeter = new EchoMeter(clientTarget(client));
+      const floorMeter = new EchoMeter(floorTarget);
       await directMeter.measure(WARMUP_KEYS, 0);
       await wsMeter.measure(WARMUP_KEYS, 0);
+      await floorMeter.measure(WARMUP_KEYS, 0);
       const figures: Figure[] = [];
       for (const [pattern, label, gap] of [
         ["back-to-back", "back to back", 0],
@@ -135,21 +151,25 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
       ] as const) {
         const direct: number[] = [];
         const ws: number[] = [];
+        const floor: number[] = [];
         for (let done = 0; done < keys; done += BLOCK_KEYS) {
           const n = Math.min(BLOCK_KEYS, keys - done);
           direct.push(...(await directMeter.measure(n, gap)));
           ws.push(...(await wsMeter.measure(n, gap)));
+          floor.push(...(await floorMeter.measure(n, gap)));
         }
         ctx.log(
           `echo-latency ${label}: WebSocket p50 ${quantile(ws, 0.5).toFixed(3)} / p99 ${quantile(ws, 0.99).toFixed(3)} ms, direct p50 ${quantile(direct, 0.5).toFixed(3)} / p99 ${quantile(direct, 0.99).toFixed(3)} ms`,
         );
-        figures.push(...latencyFigures(pattern, label, ws, direct));
+        ctx.log(`echo-latency ${label}: bare WebSocket echo hop p50 ${quantile(floor, 0.5).toFixed(3)} / p99 ${quantile(floor, 0.99).toFixed(3)} ms`);
+        figures.push(...latencyFigures(pattern, label, ws, direct, floor));
       }
-      if (directMeter.mismatches + wsMeter.mismatches > 0) {
+      if (directMeter.mismatches + wsMeter.mismatches + floorMeter.mismatches > 0) {
         throw new Error(`echoed bytes differ from the keys sent (direct ${directMeter.mismatches}, WebSocket ${wsMeter.mismatches})`);
       }
       return figures;
     } finally {
+      await floorTarget.stop();
       await client.close();
       await server.deleteSession(info.id);
     }

@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { startEchoFloor } from "./ws-echo-floor.ts";
+
+describe("startEchoFloor", () => {
+  it("echoes each key from its own process, as a webmux output frame's payload", async () => {
+    const floor = await startEchoFloor();
+    try {
+      const got: string[] = [];
+      floor.subscribe((data) => got.push(Buffer.from(data).toString()));
+      for (const key of ["a", "b", "\x1b[A"]) {
+        const before = got.length;
+        floor.send(key);
+        const deadline = Date.now() + 5_000;
+        while (got.length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(got).toEqual(["a", "b", "\x1b[A"]);
+    } finally {
+      await floor.stop();
+    }
+  });
+});
