@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { waitFor } from "../server/testing/wait.ts";
 import { startEchoFloor } from "./ws-echo-floor.ts";
 
 describe("startEchoFloor", () => {
@@ -10,8 +11,7 @@ describe("startEchoFloor", () => {
       for (const key of ["a", "b", "\x1b[A"]) {
         const before = got.length;
         floor.send(key);
-        const deadline = Date.now() + 5_000;
-        while (got.length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+        await waitFor(() => got.length > before, { message: `echo of ${JSON.stringify(key)}` });
       }
       expect(got).toEqual(["a", "b", "\x1b[A"]);
     } finally {
