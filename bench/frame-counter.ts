@@ -13,6 +13,7 @@ import { encodeInput } from "../server/contract/index.ts";
 import { CLOSE_NO_STATUS, StreamCounter } from "./stream-counter.ts";
 import { CONNECT_TIMEOUT_MS, type ConnectOptions } from "./terminal-client.ts";
 import { encodeClientFrame, WsOpcode } from "./ws-frame-parser.ts";
+import { untilClientHolds } from "./wait.ts";
 import { UpgradeHandshake } from "./ws-handshake.ts";
 
 /**
@@ -102,28 +103,7 @@ export class FrameCounter extends StreamCounter {
 
   /** Resolves when `predicate` holds (checked after each socket read and on close); rejects at the deadline. */
   until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (predicate()) return Promise.resolve();
-    if (this.closed) return Promise.reject(new Error(`${what}: connection closed (${this.closeCode}) first`));
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (predicate()) {
-          finish();
-          resolve();
-        } else if (this.closed) {
-          finish();
-          reject(new Error(`${what}: connection closed (${this.closeCode}) first`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(new Error(`${what}: not reached within ${timeoutMs} ms (offset ${this.offset}, output ${this.outputBytes} B)`));
-      }, timeoutMs);
-      const finish = () => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-      };
-      this.waiters.add(check);
-    });
+    return untilClientHolds(this, this.waiters, predicate, timeoutMs, what);
   }
 
   /** Close (1000) and wait for the server's answer and the end of the TCP connection. */

@@ -15,6 +15,7 @@ import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import WebSocket from "ws";
 import { decodeServerFrame, encodeInput, ServerFrame, type PositionPayload } from "../server/contract/index.ts";
+import { untilClientHolds } from "./wait.ts";
 
 /** Handshake plus the first frames on a loaded machine. */
 export const CONNECT_TIMEOUT_MS = 15_000;
@@ -146,27 +147,7 @@ export class TerminalClient {
 
   /** Resolves when `predicate` holds (checked after each message and on close); rejects at the deadline. */
   until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-    if (predicate()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (predicate()) {
-          finish();
-          resolve();
-        } else if (this.closed) {
-          finish();
-          reject(new Error(`${what}: connection closed (${this.closeCode}) first`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(new Error(`${what}: not reached within ${timeoutMs} ms (offset ${this.offset}, output ${this.outputBytes} B)`));
-      }, timeoutMs);
-      const finish = () => {
-        clearTimeout(timer);
-        this.waiters.delete(check);
-      };
-      this.waiters.add(check);
-    });
+    return untilClientHolds(this, this.waiters, predicate, timeoutMs, what);
   }
 
   /** Close and wait for the close handshake to finish. */

@@ -24,3 +24,36 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: str
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** What `untilClientHolds` reads of a client: whether it is closed, and how far it got. */
+export type WaitingClient = { readonly closed: boolean; readonly closeCode: number | null; readonly offset: number; readonly outputBytes: number };
+
+/**
+ * Resolves when `predicate` holds; the client runs every function in `waiters` after each read
+ * and on close. Rejects when the client closes first or at the deadline, saying how far it got.
+ */
+export function untilClientHolds(client: WaitingClient, waiters: Set<() => void>, predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  if (predicate()) return Promise.resolve();
+  const closedFirst = () => new Error(`${what}: connection closed (${client.closeCode}) first`);
+  if (client.closed) return Promise.reject(closedFirst());
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (predicate()) {
+        finish();
+        resolve();
+      } else if (client.closed) {
+        finish();
+        reject(closedFirst());
+      }
+    };
+    const timer = setTimeout(() => {
+      finish();
+      reject(new Error(`${what}: not reached within ${timeoutMs} ms (offset ${client.offset}, output ${client.outputBytes} B)`));
+    }, timeoutMs);
+    const finish = () => {
+      clearTimeout(timer);
+      waiters.delete(check);
+    };
+    waiters.add(check);
+  });
+}
