@@ -8,9 +8,10 @@ import { createEffect, createMemo, createSignal, on, onCleanup, Show } from "sol
 import type { HybridState, SubmitStatusPayload } from "../../../server/contract/types.ts";
 import { ApiError, type Api } from "../api.ts";
 import { ComposeBox } from "../compose/ComposeBox.tsx";
-import { BackIcon, ThemeIcon } from "../icons.tsx";
+import { ThemeIcon } from "../icons.tsx";
 import type { Theme } from "../storage/theme.ts";
 import type { ProbeResult } from "../terminal/connection.ts";
+import { BackTitle } from "../views/BackTitle.tsx";
 import { makeChatConnection, type ChatConnection, type ChatPhase } from "./chat-connection.ts";
 import { chatComposeLink } from "./chat-link.ts";
 import { applyChatEvent, capsOf, EMPTY_CHAT_STATE, isBusy, type ChatState, type ResolvedPermission } from "./chat-state.ts";
@@ -163,20 +164,7 @@ export function ChatPage(props: ChatPageProps) {
       style={viewportHeight() === null ? undefined : { height: `${viewportHeight()}px` }}
     >
       <header class="term-bar">
-        <a
-          class="icon-button"
-          href="/"
-          aria-label="Back to sessions"
-          onClick={(event) => {
-            event.preventDefault();
-            props.onBack();
-          }}
-        >
-          <BackIcon />
-        </a>
-        <h1 class="term-bar__title" title={title()}>
-          {title()}
-        </h1>
+        <BackTitle title={title()} onBack={props.onBack} />
         <button
           class="button button--small"
           type="button"

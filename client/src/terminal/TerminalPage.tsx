@@ -5,8 +5,9 @@ import { MoveConfirm, MovedBanner } from "../chat/MoveControls.tsx";
 import { ComposeBox } from "../compose/ComposeBox.tsx";
 import { terminalComposeLink } from "../compose/terminal-link.ts";
 import { KeyBar } from "../keys/KeyBar.tsx";
-import { BackIcon, CopyIcon, SearchIcon, ThemeIcon } from "../icons.tsx";
+import { CopyIcon, SearchIcon, ThemeIcon } from "../icons.tsx";
 import type { Theme } from "../storage/theme.ts";
+import { BackTitle } from "../views/BackTitle.tsx";
 import { exposeTerminal } from "./debug-hook.ts";
 import { FindBar } from "./FindBar.tsx";
 import { StatusLine } from "./StatusLine.tsx";
@@ -105,20 +106,7 @@ export function TerminalPage(props: TerminalPageProps) {
   return (
     <main class="term-page" style={viewportHeight() === null ? undefined : { height: `${viewportHeight()}px` }}>
       <header class="term-bar">
-        <a
-          class="icon-button"
-          href="/"
-          aria-label="Back to sessions"
-          onClick={(event) => {
-            event.preventDefault();
-            props.onBack();
-          }}
-        >
-          <BackIcon />
-        </a>
-        <h1 class="term-bar__title" title={title()}>
-          {title()}
-        </h1>
+        <BackTitle title={title()} onBack={props.onBack} />
         <Show when={atTerminalEnd()}>
           <button class="button button--small" type="button" disabled={toChat.moving()} title="Move the conversation to the chat view" onClick={() => toChat.start()}>
             {toChat.moving() ? "Moving…" : "Continue in chat"}
