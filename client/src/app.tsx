@@ -1,4 +1,4 @@
-import { createEffect, createSignal, Match, onCleanup, onMount, Switch } from "solid-js";
+import { createEffect, createSignal, lazy, Match, onCleanup, onMount, Switch } from "solid-js";
 import type { SessionInfo } from "../../server/contract/types.ts";
 import { isValidSessionId } from "../../server/contract/protocol.ts";
 import { createApi, describeError, isUnauthorized } from "./api.ts";
@@ -10,8 +10,10 @@ import { loadSessionList } from "./storage/session-list-store.ts";
 import { loadDeviceLabel, saveDeviceLabel } from "./storage/tab-identity.ts";
 import { createTheme } from "./storage/theme.ts";
 import { TerminalPage } from "./terminal/TerminalPage.tsx";
-import { ChatPage } from "./chat/ChatPage.tsx";
 import { Login } from "./views/Login.tsx";
+
+/** The chat view (and its Markdown renderer) loads when first opened: the list and terminal do not carry it. The service worker precaches it for offline use. */
+const ChatPage = lazy(() => import("./chat/ChatPage.tsx").then((m) => ({ default: m.ChatPage })));
 
 type View =
   | { name: "checking" }
