@@ -79,8 +79,11 @@ describe("FrameCounter against the server", () => {
   it("counts a recorded server stream the same however its frames are split into chunks", async () => {
     const info = await session(PRINT_KNOWN);
     const controller = await connect(info.id, "fc-controller");
+    // The ready marker printed before the recorder attaches: it reaches the recorder in the
+    // snapshot, never as output, whichever process runs first.
+    await controller.until(() => controller.offset >= 1, WAIT_MS, "ready marker");
     const recorder = await openRecorder(info.id);
-    await waitFor(() => recorder.live.offset >= 1, { timeout: WAIT_MS, message: "ready marker" });
+    await waitFor(() => recorder.live.offset >= 1, { timeout: WAIT_MS, message: "ready marker at the recorder" });
     controller.send("\r");
     await waitFor(() => recorder.live.outputTail(3) === "END", { timeout: WAIT_MS, message: "END at the recorder" });
     recorder.stop();
