@@ -12,6 +12,7 @@ import type {
   TokenInfo,
   ErrorBody,
   ErrorCode,
+  HybridEnd,
   SessionInfo,
   SessionListResponse,
 } from "../../server/contract/types.ts";
@@ -61,6 +62,8 @@ export type Api = {
   createSession(request?: CreateSessionRequest): Promise<SessionInfo>;
   renameSession(id: string, title: string): Promise<SessionInfo>;
   restartSession(id: string): Promise<SessionInfo>;
+  /** Move a hybrid session's conversation to `to`; a busy agent rejects with BUSY (409) unless `interrupt`. */
+  moveSession(id: string, to: HybridEnd, interrupt: boolean): Promise<SessionInfo>;
   deleteSession(id: string): Promise<void>;
   readBuffer(id: string): Promise<RingBytes>;
   putSettings(settings: Settings): Promise<void>;
@@ -137,6 +140,9 @@ export function createApi(options: ApiOptions): Api {
     },
     async restartSession(id) {
       return (await request(`${sessionPath(id)}/restart`, { method: "POST" })) as SessionInfo;
+    },
+    async moveSession(id, to, interrupt) {
+      return (await request(`${sessionPath(id)}/move`, { method: "POST", body: { to, interrupt } })) as SessionInfo;
     },
     async deleteSession(id) {
       await request(sessionPath(id), { method: "DELETE" });

@@ -124,7 +124,7 @@ export function ChatPage(props: ChatPageProps) {
     const p = phase();
     return p.phase === "stopped" && p.reason === "moved" ? (movedEnd(p.detail) ?? "terminal") : null;
   };
-  const toTerminal = createMoveFlow(props.sessionId, "terminal", () => props.onOpenTerminal());
+  const toTerminal = createMoveFlow(props.api, props.sessionId, "terminal", () => props.onOpenTerminal());
 
   const resolvedByToolUse = createMemo(() => {
     const map = new Map<string, ResolvedPermission>();

@@ -4,8 +4,8 @@
  * BUSY; the user is then asked whether to interrupt it, and only a yes sends `interrupt: true`.
  */
 import { createSignal, type Accessor } from "solid-js";
-import type { ErrorBody, HybridEnd, SessionInfo } from "../../../server/contract/types.ts";
-import { ApiError, describeError } from "../api.ts";
+import type { HybridEnd } from "../../../server/contract/types.ts";
+import { ApiError, describeError, type Api } from "../api.ts";
 
 /** The body of a 4409 close: `session moved: <end>`. */
 const MOVED_REASON = /session moved: (terminal|chat)\b/;
@@ -17,26 +17,6 @@ export function movedEnd(reason: string): HybridEnd | null {
 }
 
 export const END_NAMES: Record<HybridEnd, string> = { terminal: "the terminal", chat: "the chat" };
-
-/** POST …/move; rejects with the ApiError the answer means (BUSY is a 409). */
-export async function moveSession(sessionId: string, to: HybridEnd, interrupt: boolean): Promise<SessionInfo> {
-  let response: Response;
-  try {
-    response = await fetch(`/api/sessions/${encodeURIComponent(sessionId)}/move`, {
-      method: "POST",
-      headers: { Accept: "application/json", "Content-Type": "application/json" },
-      body: JSON.stringify({ to, interrupt }),
-      credentials: "same-origin",
-    });
-  } catch {
-    throw new ApiError(0, "NETWORK", "Cannot reach the server.");
-  }
-  const body: unknown = await response.json().catch(() => null);
-  if (response.ok) return body as SessionInfo;
-  const error = (body as ErrorBody | null)?.error;
-  if (typeof error?.code === "string" && typeof error.message === "string") throw new ApiError(response.status, error.code, error.message);
-  throw new ApiError(response.status, response.status === 401 ? "UNAUTHORIZED" : "BAD_RESPONSE", `The server answered ${response.status}.`);
-}
 
 export type MoveFlow = {
   /** a move is under way */
@@ -51,7 +31,7 @@ export type MoveFlow = {
 };
 
 /** The move to `to`, with the BUSY confirmation; `onMoved` runs once the session is there. */
-export function createMoveFlow(sessionId: string, to: HybridEnd, onMoved: () => void): MoveFlow {
+export function createMoveFlow(api: Api, sessionId: string, to: HybridEnd, onMoved: () => void): MoveFlow {
   const [moving, setMoving] = createSignal(false);
   const [confirming, setConfirming] = createSignal(false);
   const [error, setError] = createSignal<string | null>(null);
@@ -62,7 +42,7 @@ export function createMoveFlow(sessionId: string, to: HybridEnd, onMoved: () => 
     setError(null);
     setConfirming(false);
     try {
-      await moveSession(sessionId, to, interrupt);
+      await api.moveSession(sessionId, to, interrupt);
       onMoved();
     } catch (failure) {
       if (failure instanceof ApiError && failure.code === "BUSY") setConfirming(true);

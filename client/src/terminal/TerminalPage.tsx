@@ -101,7 +101,7 @@ export function TerminalPage(props: TerminalPageProps) {
     return phase?.phase === "stopped" && phase.reason === "moved" ? (movedEnd(phase.detail) ?? "chat") : null;
   };
   const atTerminalEnd = () => view()?.session()?.hybrid?.end === "terminal" && moved() === null;
-  const toChat = createMoveFlow(props.sessionId, "chat", () => props.onOpenChat());
+  const toChat = createMoveFlow(props.api, props.sessionId, "chat", () => props.onOpenChat());
 
   return (
     <main class="term-page" style={viewportHeight() === null ? undefined : { height: `${viewportHeight()}px` }}>
