@@ -24,22 +24,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  process.stdout.write(`listening on ${server.url}\n`);
-  const banner: BannerInput = { url: server.url, host: server.host, token: server.token, tls: config.tls !== null, trustProxy: config.trustProxy };
-  process.stderr.write(`webmux: open ${localLoginLink(banner)} to log in\n`);
-  if (server.tokenGenerated) process.stderr.write(`webmux: a new global token was stored in ${config.dataDir}/global-token.json\n`);
-  const warning = exposureWarning(banner);
-  if (warning) process.stderr.write(`${warning}\n`);
-  // The QR holds the token: only a terminal a person looks at may show it, never a pipe into a log.
-  if (config.qr && process.stdout.isTTY) {
-    try {
-      process.stdout.write(await loginQrCode(phoneLoginLink(banner)));
-    } catch (err) {
-      process.stderr.write(`webmux: cannot draw the login QR code: ${(err as Error).message}\n`);
-    }
-  }
-
-  return await new Promise<number>((resolve) => {
+  // Handlers first: whoever reads the listening line may send SIGTERM at once.
+  const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) {
@@ -60,4 +46,19 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
   });
+  process.stdout.write(`listening on ${server.url}\n`);
+  const banner: BannerInput = { url: server.url, host: server.host, token: server.token, tls: config.tls !== null, trustProxy: config.trustProxy };
+  process.stderr.write(`webmux: open ${localLoginLink(banner)} to log in\n`);
+  if (server.tokenGenerated) process.stderr.write(`webmux: a new global token was stored in ${config.dataDir}/global-token.json\n`);
+  const warning = exposureWarning(banner);
+  if (warning) process.stderr.write(`${warning}\n`);
+  // The QR holds the token: only a terminal a person looks at may show it, never a pipe into a log.
+  if (config.qr && process.stdout.isTTY) {
+    try {
+      process.stdout.write(await loginQrCode(phoneLoginLink(banner)));
+    } catch (err) {
+      process.stderr.write(`webmux: cannot draw the login QR code: ${(err as Error).message}\n`);
+    }
+  }
+  return await stopped;
 }
