@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
@@ -9,14 +8,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { writeTestCertificate, type TestCertificate } from "../http/test-certificate.ts";
 import { waitFor } from "../testing/wait.ts";
+import { listeningUrl, NODE_WEBMUX, REPO_ROOT, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const BUN = join(ROOT, "node_modules", ".bin", "bun");
+const BUN = join(REPO_ROOT, "node_modules", ".bin", "bun");
 const TOKEN = "serve-tls-token-0123456789";
 /** The blocks `qrcode`'s small terminal renderer draws with. */
 const QR_BLOCKS = /[▀▄█]{4}/;
 
-const children: ChildProcess[] = [];
 const ptys: IPty[] = [];
 const dirs: string[] = [];
 let certificate: TestCertificate;
@@ -24,7 +22,7 @@ beforeAll(async () => {
   certificate = await writeTestCertificate(tempDir());
 });
 afterEach(() => {
-  for (const c of children.splice(0)) c.kill("SIGKILL");
+  stopWebmuxProcesses();
   for (const p of ptys.splice(0)) p.kill("SIGKILL");
 });
 afterAll(() => {
@@ -37,25 +35,13 @@ function tempDir(): string {
   return dir;
 }
 
-type Run = { proc: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> };
+type Run = WebmuxRun;
 
-function webmux(args: string[], runtime: string[] = [process.execPath, "bin/webmux.js"]): Run {
-  const proc = spawn(runtime[0]!, [...runtime.slice(1), "serve", "--port", "0", "--data-dir", tempDir(), "--token", TOKEN, ...args], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(proc);
-  let out = "";
-  let err = "";
-  proc.stdout!.on("data", (d) => (out += d));
-  proc.stderr!.on("data", (d) => (err += d));
-  const exit = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
-  return { proc, out: () => out, err: () => err, exit };
+function webmux(args: string[], runtime: string[] = NODE_WEBMUX): Run {
+  return runWebmux(["serve", "--port", "0", "--data-dir", tempDir(), "--token", TOKEN, ...args], { runtime });
 }
 
-async function listening(run: Run): Promise<string> {
-  return waitFor(() => /^listening on (https?:\/\/\S+)$/m.exec(run.out())?.[1], { timeout: 20_000, message: `listening line (stderr: ${run.err()})` });
-}
+const listening = (run: Run) => listeningUrl(run);
 
 /** After the listening line, the start-up lines on stderr are written synchronously: wait for the login one. */
 async function startupStderr(run: Run): Promise<string> {
@@ -135,7 +121,7 @@ describe("the login QR code", () => {
   /** `webmux serve` on a real terminal; everything it draws, stdout and stderr together. */
   function onTerminal(args: string[]): { screen: () => string } {
     const pty = spawnPty(process.execPath, ["bin/webmux.js", "serve", "--port", "0", "--data-dir", tempDir(), "--token", TOKEN, ...args], {
-      cwd: ROOT,
+      cwd: REPO_ROOT,
       cols: 120,
       rows: 60,
       env: { ...process.env, NO_COLOR: "1" } as Record<string, string>,

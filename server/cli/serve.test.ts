@@ -1,16 +1,14 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../testing/wait.ts";
+import { listeningUrl, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const children: ChildProcess[] = [];
 const dirs: string[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) c.kill("SIGKILL");
+  stopWebmuxProcesses();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -20,22 +18,8 @@ function tempDir(): string {
   return dir;
 }
 
-type Run = { proc: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> };
-
-function webmux(args: string[], env: Record<string, string> = {}): Run {
-  const proc = spawn(process.execPath, ["bin/webmux.js", ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(proc);
-  let out = "";
-  let err = "";
-  proc.stdout!.on("data", (d) => (out += d));
-  proc.stderr!.on("data", (d) => (err += d));
-  const exit = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
-  return { proc, out: () => out, err: () => err, exit };
-}
-
-async function listening(run: Run): Promise<string> {
-  return waitFor(() => /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(run.out())?.[1], { timeout: 20_000, message: `listening line (stderr: ${run.err()})` });
-}
+const webmux = (args: string[], env: Record<string, string> = {}): WebmuxRun => runWebmux(args, { env });
+const listening = (run: WebmuxRun) => listeningUrl(run, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m);
 
 describe("webmux serve", () => {
   it("prints exactly one listening line with the real port, a login link, and keeps a generated token", async () => {
