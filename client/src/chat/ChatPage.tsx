@@ -6,10 +6,10 @@
  */
 import { createEffect, createMemo, createSignal, on, onCleanup, Show } from "solid-js";
 import type { HybridState, SubmitStatusPayload } from "../../../server/contract/types.ts";
-import { ApiError, type Api } from "../api.ts";
+import { ApiError } from "../api.ts";
 import { ComposeBox } from "../compose/ComposeBox.tsx";
 import { ThemeIcon } from "../icons.tsx";
-import type { Theme } from "../storage/theme.ts";
+import type { SessionPageProps } from "../views/session-page.ts";
 import type { ProbeResult } from "../terminal/connection.ts";
 import { BackTitle } from "../views/BackTitle.tsx";
 import { makeChatConnection, type ChatConnection, type ChatPhase } from "./chat-connection.ts";
@@ -24,13 +24,7 @@ import "./chat.css";
 /** Within this many pixels of the end the transcript follows new output; further up the reader stays put. */
 export const STICK_TO_END_PX = 80;
 
-export type ChatPageProps = {
-  api: Api;
-  sessionId: string;
-  clientId: string;
-  label: () => string;
-  theme: Theme;
-  onBack: () => void;
+export type ChatPageProps = SessionPageProps & {
   /** go to the terminal page (the session is, or was just moved, there) */
   onOpenTerminal: () => void;
 };

@@ -1,12 +1,12 @@
 import { createSignal, onCleanup, onMount, Show } from "solid-js";
-import { describeError, isUnauthorized, type Api } from "../api.ts";
+import { describeError, isUnauthorized } from "../api.ts";
 import { createMoveFlow, movedEnd } from "../chat/move.ts";
 import { MoveConfirm, MovedBanner } from "../chat/MoveControls.tsx";
 import { ComposeBox } from "../compose/ComposeBox.tsx";
 import { terminalComposeLink } from "../compose/terminal-link.ts";
 import { KeyBar } from "../keys/KeyBar.tsx";
 import { CopyIcon, SearchIcon, ThemeIcon } from "../icons.tsx";
-import type { Theme } from "../storage/theme.ts";
+import type { SessionPageProps } from "../views/session-page.ts";
 import { BackTitle } from "../views/BackTitle.tsx";
 import { exposeTerminal } from "./debug-hook.ts";
 import { FindBar } from "./FindBar.tsx";
@@ -16,13 +16,7 @@ import { createTerminalView, type TerminalView } from "./terminal-view.ts";
 /** How long "Copied" stays in the status line. */
 export const NOTICE_MS = 2_500;
 
-export type TerminalPageProps = {
-  api: Api;
-  sessionId: string;
-  clientId: string;
-  label: () => string;
-  theme: Theme;
-  onBack: () => void;
+export type TerminalPageProps = SessionPageProps & {
   /** go to the chat page of this (hybrid) session */
   onOpenChat: () => void;
 };
