@@ -41,6 +41,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: "interrupt-flood", run: async (ctx) => (await import("./interrupt-flood.ts")).benchInterruptFlood(ctx) },
   { name: "resume-cost", run: async (ctx) => (await import("./resume-cost.ts")).benchResumeCost(ctx) },
   { name: "compression", run: async (ctx) => (await import("./compression.ts")).benchCompression(ctx) },
+  { name: "paint-time", run: async (ctx) => (await import("./paint-time.ts")).benchPaintTime(ctx) },
   { name: "agent-run", run: runAgentRun },
 ];
 
