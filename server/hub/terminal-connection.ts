@@ -66,11 +66,14 @@ export class TerminalConnection implements LeaseConnection {
     this.held ??= [];
   }
 
-  /** A resync: drop held output (the new snapshot covers it) but keep held submission statuses. */
+  /**
+   * A resync: drop held output (the new snapshot covers it) but keep held submission statuses, and
+   * stop holding, so the new replay's control and position frames go out first, not after its tail.
+   */
   dropHeldOutput(): Uint8Array[] {
     const statuses = this.heldStatuses;
     this.heldStatuses = [];
-    if (this.held) this.held = [];
+    this.held = null;
     this.heldBytes = 0;
     return statuses;
   }

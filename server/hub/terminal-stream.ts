@@ -62,6 +62,8 @@ export class TerminalStream {
   private redrawTimer: ReturnType<typeof setTimeout> | null = null;
   private slowTimer: ReturnType<typeof setInterval> | null = null;
   private readonly unsubscribe: (() => void)[] = [];
+  /** IDs of submissions written by this stream whose bytes are still draining into the program */
+  private readonly inFlight = new Set<string>();
   /** the program exited and its connections are being closed: seat changes are not announced */
   private ending = false;
 
@@ -148,16 +150,21 @@ export class TerminalStream {
   private onExit(exitCode: number): void {
     this.flush();
     this.cancelRedraw();
+    // Submissions still draining into the program end `partial`, announced before the exit frame.
+    for (const id of this.inFlight) this.deliver(this.session.submissions.abandon(id));
+    this.inFlight.clear();
     const leaving = [...this.connections];
     // Every client gets status and exit before any leaves, and the seat emptying as they go is not
     // broadcast: nothing may come between a client's last output and its status, exit, 4410.
     this.ending = true;
     try {
       for (const conn of leaving) {
+        // A replay in preparation sends status, exit and 4410 itself, after its snapshot.
+        if (conn.isHolding) continue;
         this.sendFrame(conn, () => encodeStatus(this.session.info()));
         this.sendFrame(conn, () => encodeExit({ exitCode }));
       }
-      for (const conn of leaving) conn.close(CloseCode.EXITED, "session exited");
+      for (const conn of leaving) if (!conn.isHolding) conn.close(CloseCode.EXITED, "session exited");
     } finally {
       this.ending = false;
     }
@@ -196,15 +203,14 @@ export class TerminalStream {
       const status = this.tryEncode(conn, () => encodeStatus(session.info()));
       if (!status) return;
       tail.push(status, ...keptStatuses);
-      const exited = session.status === "exited";
-      if (exited) {
-        const exit = this.tryEncode(conn, () => encodeExit({ exitCode: session.exitCode ?? 0 }));
-        if (!exit) return;
-        tail.push(exit);
-      }
+      // Output and statuses held meanwhile follow the tail; the exit frame (the program may have
+      // ended while the snapshot was prepared: onExit left this connection to us) comes last.
       if (conn.isHolding) conn.release(tail);
       else for (const f of tail) conn.send(f);
-      if (exited) conn.close(CloseCode.EXITED, "session exited");
+      if (session.status === "exited") {
+        this.sendFrame(conn, () => encodeExit({ exitCode: session.exitCode ?? 0 }));
+        conn.close(CloseCode.EXITED, "session exited");
+      }
     };
 
     if (canAppend) {
@@ -297,7 +303,14 @@ export class TerminalStream {
         );
         session.clearAttention();
         this.deliver(outcome.now);
-        void outcome.settled?.then((deliveries) => this.deliver(deliveries));
+        if (outcome.settled) {
+          const id = message.header.id;
+          this.inFlight.add(id);
+          void outcome.settled.then((deliveries) => {
+            this.inFlight.delete(id);
+            this.deliver(deliveries);
+          });
+        }
         return;
       }
       case "querySubmissions": {
