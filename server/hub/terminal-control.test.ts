@@ -230,6 +230,25 @@ describe("submissions", () => {
     await restored.close();
   });
 
+  it("answers partial, before the exit frame, when the program ends with the body still being written", async () => {
+    // The program reads nothing and exits on SIGUSR1: a large body is still queued when it goes.
+    const s = await server.createSession({ command: ["bash", "--norc", "--noprofile", "-c", "stty raw -echo; trap 'exit 3' USR1; echo READY; while :; do sleep 0.02; done"] });
+    const c = await connect(s.id, "partial-client");
+    await c.waitForText("READY");
+    c.submit("sub-partial-001", "p".repeat(200_000), "\r");
+    await waitFor(() => c.submitStatuses.some((x) => x.state === "received"));
+    process.kill(s.pid!, "SIGUSR1");
+    expect(await c.closed()).toBe(4410);
+    expect(c.submitStatuses).toEqual([
+      { id: "sub-partial-001", state: "received" },
+      { id: "sub-partial-001", state: "partial" },
+    ]);
+    const types = c.types();
+    expect(types.lastIndexOf("submitStatus")).toBeLessThan(types.indexOf("exit"));
+    expect(types.at(-1)).toBe("exit");
+    expect(server.registry.get(s.id)!.submissions.get("sub-partial-001")?.state).toBe("partial");
+  });
+
   it("keeps the last 256 records: after 300 the oldest answer missing", async () => {
     const s = await server.createSession({ command: ["sh", "-c", "stty raw -echo; cat > /dev/null"] });
     const c = await connect(s.id, "bulk-submitter");

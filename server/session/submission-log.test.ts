@@ -71,6 +71,21 @@ describe("SubmissionLog", () => {
     expect((await outcome.settled!)[0]!.status).toEqual({ id: "sub-gone-001", state: "partial" });
   });
 
+  it("abandons an in-flight submission as partial once, to the author and its watchers; its drain then says nothing", async () => {
+    const log = new SubmissionLog();
+    const t = target();
+    const outcome = log.submit("author", sub("sub-abandon-1"), t);
+    log.query("other-tab", ["sub-abandon-1"]);
+    const [gone] = log.abandon("sub-abandon-1");
+    expect(gone!.status).toEqual({ id: "sub-abandon-1", state: "partial" });
+    expect([...gone!.clients].sort()).toEqual(["author", "other-tab"]);
+    expect(log.abandon("sub-abandon-1")).toEqual([]);
+    expect(log.abandon("sub-unknown-1")).toEqual([]);
+    t.release(true);
+    expect(await outcome.settled!).toEqual([]);
+    expect(log.query("author", ["sub-abandon-1"])).toEqual([{ id: "sub-abandon-1", state: "partial" }]);
+  });
+
   it("wraps the body as a bracketed paste and removes paste markers inside it", () => {
     const log = new SubmissionLog();
     const t = target({ bracketedPaste: true });

@@ -91,10 +91,20 @@ export class SubmissionLog {
       return { now: [received, this.settle(record, queued ? "partial" : "failed", queued ? undefined : "write")], settled: null };
     }
     const settled = target.drained().then(
-      (stillThere) => [stillThere ? this.settle(record, "written") : this.settle(record, "partial")],
-      () => [this.settle(record, "partial")],
+      (stillThere) => this.settleInFlight(record, stillThere ? "written" : "partial"),
+      () => this.settleInFlight(record, "partial"),
     );
     return { now: [received], settled };
+  }
+
+  /**
+   * The program went away while this submission's bytes were still draining into it: `partial`,
+   * now, so the status can go out before the exit frame (its drain would only say so afterwards).
+   * Nothing for an ID that is not in flight.
+   */
+  abandon(id: string): StatusDelivery[] {
+    const record = this.records.get(id);
+    return record ? this.settleInFlight(record, "partial") : [];
   }
 
   /** A submission frame whose header named an ID but was otherwise invalid. */
@@ -128,6 +138,11 @@ export class SubmissionLog {
       this.records.delete(oldest);
     }
     return record;
+  }
+
+  /** Settle a record still `received` (the first of its drain and an abandonment wins). */
+  private settleInFlight(record: SubmissionRecord, state: "written" | "partial"): StatusDelivery[] {
+    return record.state === "received" ? [this.settle(record, state)] : [];
   }
 
   private settle(record: SubmissionRecord, state: SubmissionRecord["state"], error?: SubmissionError): StatusDelivery {
