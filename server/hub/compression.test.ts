@@ -11,12 +11,15 @@ import { waitFor } from "../testing/wait.ts";
 import { WebSocketAcceptor } from "./accept.ts";
 import { TextBroadcast } from "./text-broadcast.ts";
 
-/** The JSON endpoints of this module; /ws/s/{id} has its own compressed-resume test. */
-const JSON_PATHS = ["/ws/sessions", "/ws/settings"];
+/**
+ * Every WebSocket path of the spec and the Agent API, `{id}` standing for a running session.
+ * (/ws/s/{id} has its own compressed-resume test, the chat socket its compressed snapshot.)
+ */
+const ALL_PATHS = ["/ws/sessions", "/ws/settings", "/ws/s/{id}", "/ws/s/{id}/chat", "/ws/agent"];
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ openApi: true });
 });
 afterAll(async () => {
   await server?.stop();
@@ -163,19 +166,31 @@ async function negotiated(path: string, perMessageDeflate: boolean): Promise<{ h
   return { header: headers["sec-websocket-extensions"] as string | undefined, extensions };
 }
 
-describe.each(JSON_PATHS)("compression on %s", (path) => {
-  it("is negotiated with compress=1 and an offer, and never without the parameter", async () => {
-    const on = await negotiated(`${path}?compress=1`, true);
-    expect(on.header).toMatch(/^permessage-deflate\b/);
-    expect(on.extensions).toMatch(/^permessage-deflate\b/);
-    // Context takeover stays on: the server asks for neither no_context_takeover parameter.
-    expect(on.header).not.toMatch(/no_context_takeover/);
+describe("negotiation on every path", () => {
+  /** a running session for the per-session paths, gone before the tests that count sessions */
+  let sessionId: string;
+  beforeAll(async () => {
+    sessionId = (await server.createSession({ command: ["sh", "-c", "sleep 600"] })).id;
+  });
+  afterAll(async () => {
+    await server.api(`/api/sessions/${sessionId}`, { method: "DELETE" });
+  });
 
-    const off = await negotiated(path, true);
-    expect(off.header).toBeUndefined();
-    expect(off.extensions).toBe("");
-    expect((await negotiated(`${path}?compress=0`, true)).header).toBeUndefined();
-    expect((await negotiated(`${path}?compress=1`, false)).header).toBeUndefined();
+  describe.each(ALL_PATHS)("compression on %s", (template) => {
+    it("is negotiated with compress=1 and an offer, and never without the parameter", async () => {
+      const path = template.replace("{id}", sessionId);
+      const on = await negotiated(`${path}?compress=1`, true);
+      expect(on.header).toMatch(/^permessage-deflate\b/);
+      expect(on.extensions).toMatch(/^permessage-deflate\b/);
+      // Context takeover stays on: the server asks for neither no_context_takeover parameter.
+      expect(on.header).not.toMatch(/no_context_takeover/);
+
+      const off = await negotiated(path, true);
+      expect(off.header).toBeUndefined();
+      expect(off.extensions).toBe("");
+      expect((await negotiated(`${path}?compress=0`, true)).header).toBeUndefined();
+      expect((await negotiated(`${path}?compress=1`, false)).header).toBeUndefined();
+    });
   });
 });
 
