@@ -5,38 +5,69 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../testing/test-server.ts";
+import { waitFor } from "../testing/wait.ts";
+import { listeningUrl, runWebmux, stopWebmuxProcesses } from "../testing/webmux-process.ts";
 
 const DOC = fileURLToPath(new URL("../../docs/agent-api.md", import.meta.url));
+const README = fileURLToPath(new URL("../../README.md", import.meta.url));
 const hasCurl = spawnSync("curl", ["--version"]).status === 0;
-const run = promisify(execFile);
+const exec = promisify(execFile);
 
-/** The doc's ```sh blocks, in order, except the one that sets BASE and TOKEN (the test sets those). */
+/** The ```sh blocks, in order, except the ```sh setup one that sets BASE and TOKEN (the test sets those). */
 function shellBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
 }
 
-let server: TestServer;
+/** The README's `## Agent API` section. */
+function agentSection(markdown: string): string {
+  const start = markdown.indexOf("\n## Agent API\n");
+  if (start < 0) throw new Error("README has no ## Agent API section");
+  const end = markdown.indexOf("\n## ", start + 1);
+  return markdown.slice(start, end < 0 ? undefined : end);
+}
+
+/** Each block run as a reader would paste it, one after the other, with the two variables set. */
+async function runBlocks(blocks: string[], base: string, token: string): Promise<string> {
+  const outputs: string[] = [];
+  for (const block of blocks) {
+    const { stdout } = await exec("bash", ["-euo", "pipefail", "-c", block], { env: { ...process.env, BASE: base, TOKEN: token }, timeout: 20_000 });
+    outputs.push(stdout);
+  }
+  return outputs.join("\n");
+}
+
+let base: string;
+let token: string;
 beforeAll(async () => {
-  // Sessions the examples start get an empty HOME: the same on every machine.
-  process.env.HOME = mkdtempSync(join(tmpdir(), "webmux-docs-home-"));
-  server = await startTestServer();
+  // The README's server: the real `webmux serve --open-api`, on a free port with its own data dir.
+  // Its sessions get an empty HOME and bash as the login shell: the same on every machine.
+  const home = mkdtempSync(join(tmpdir(), "webmux-docs-home-"));
+  const server = runWebmux(["serve", "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "webmux-docs-data-")), "--open-api", "--no-qr"], {
+    env: { HOME: home, SHELL: "/bin/bash" },
+  });
+  base = await listeningUrl(server);
+  // As the README says: the global token is the login link's ?token=.
+  token = await waitFor(() => /\?token=([^\s&]+)/.exec(server.err())?.[1], { message: "login link" });
 });
-afterAll(async () => {
-  await server?.stop();
+afterAll(() => {
+  stopWebmuxProcesses();
 });
 
-describe("docs/agent-api.md", () => {
-  it.skipIf(!hasCurl)("has curl examples that work as written against a real server", async () => {
+describe.skipIf(!hasCurl)("curl examples against `webmux serve --open-api`", () => {
+  it("README's Agent API section works as written", async () => {
+    const blocks = shellBlocks(agentSection(readFileSync(README, "utf8")));
+    expect(blocks.length).toBeGreaterThanOrEqual(1);
+    const out = await runBlocks(blocks, base, token);
+    expect(out).toMatch(/\{"exit_code":7,"stdout":"\/tmp\\na\\nb\\n","stderr":"","duration":\d+,"pane_id":"[a-z0-9]{8}","method":"shell_integration"\}/);
+    expect(out).toMatch(/\{"ok":true,"pane_id":"[a-z0-9]{8}"\}/);
+    expect(out).toMatch(/"lines":\[.*\],"scrollback":\[.*\],"cursor":\{"row":\d+,"col":\d+\}/);
+    expect(out).toMatch(/"token":"dnt_[0-9a-f]{64}","token_info":\{"id":"tok_[^"]+","name":"ci","capabilities":\["terminal:read","terminal:write"\]/);
+  });
+
+  it("docs/agent-api.md works as written", async () => {
     const blocks = shellBlocks(readFileSync(DOC, "utf8"));
     expect(blocks.length).toBeGreaterThanOrEqual(5);
-    const outputs: string[] = [];
-    for (const block of blocks) {
-      // One block after the other, as a reader would paste them; the server runs in this process, so never block it.
-      const { stdout } = await run("bash", ["-euo", "pipefail", "-c", block], { env: { ...process.env, BASE: server.url, TOKEN: server.token }, timeout: 20_000 });
-      outputs.push(stdout);
-    }
-    const out = outputs.join("\n");
+    const out = await runBlocks(blocks, base, token);
     expect(out).toContain('{"open_api":{"enabled":true}}');
     expect(out).toMatch(/"token":"dnt_[0-9a-f]{64}","token_info":\{"id":"tok_/);
     expect(out).toMatch(/\{"exit_code":1,"stdout":"a\\nb\\n","stderr":"","duration":\d+,"pane_id":"[a-z0-9]{8}","method":"shell_integration"\}/);
