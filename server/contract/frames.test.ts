@@ -20,7 +20,11 @@ import {
   encodeSubmit,
   encodeSubmitStatus,
   encodeTakeControl,
+  encodeClientMessage,
+  encodeServerMessage,
+  type ClientMessage,
   type FrameError,
+  type ServerMessage,
 } from "./frames.ts";
 import { MAX_CLIENT_FRAME_BYTES, MAX_SUBMISSION_BODY_BYTES, colorSchemeReport } from "./protocol.ts";
 import { decodeSessionListEvent, encodeSessionListEvent } from "./session-list.ts";
@@ -60,6 +64,63 @@ describe("opcodes", () => {
   it("match the spec's tables", () => {
     expect(ServerFrame).toEqual({ OUTPUT: 0, SNAPSHOT: 1, STATUS: 2, EXIT: 3, POSITION: 4, SUBMIT_STATUS: 5, CONTROL: 6 });
     expect(ClientFrame).toEqual({ INPUT: 0, RESIZE: 1, RESYNC: 2, SUBMIT: 3, QUERY_SUBMISSIONS: 4, TAKE_CONTROL: 5, AUTO_REPLY: 6 });
+  });
+});
+
+describe("byte vectors", () => {
+  // One exact vector per opcode in each direction: the bytes a peer in another language must produce.
+  const small: SessionInfo = {
+    id: "abc12345", title: "t", command: ["bash"], cwd: null, pid: 42, status: "running", exitCode: null, generation: "b.1",
+    createdAt: 1, updatedAt: 2, cols: 80, rows: 24, controller: null, clients: 0, attention: false, preview: [],
+  };
+  const serverVectors: [string, Uint8Array, string][] = [
+    ["0x00 output", encodeOutput(hex("1b 5b 6d e2 82")), "00 1b 5b 6d e2 82"],
+    ["0x01 snapshot", encodeSnapshot("\x1b[?2004h"), "01 1b 5b 3f 32 30 30 34 68"],
+    [
+      "0x02 status",
+      encodeStatus(small),
+      `02 ${asciiHex('{"id":"abc12345","title":"t","command":["bash"],"cwd":null,"pid":42,"status":"running","exitCode":null,"generation":"b.1","createdAt":1,"updatedAt":2,"cols":80,"rows":24,"controller":null,"clients":0,"attention":false,"preview":[]}')}`,
+    ],
+    ["0x03 exit", encodeExit({ exitCode: 5 }), `03 ${asciiHex('{"exitCode":5}')}`],
+    [
+      "0x04 position",
+      encodePosition({ generation: "b.1", mode: "reset", start: 0, end: 5, truncated: false }),
+      `04 ${asciiHex('{"generation":"b.1","mode":"reset","start":0,"end":5,"truncated":false}')}`,
+    ],
+    ["0x05 submit status", encodeSubmitStatus({ id: "sub-0001", state: "written" }), `05 ${asciiHex('{"id":"sub-0001","state":"written"}')}`],
+    [
+      "0x06 control",
+      encodeControl({ controller: { clientId: "tab-aaaa1111", label: "Pixel", since: 7 }, cols: 80, rows: 24, colorSchemeReports: false }),
+      `06 ${asciiHex('{"controller":{"clientId":"tab-aaaa1111","label":"Pixel","since":7},"cols":80,"rows":24,"colorSchemeReports":false}')}`,
+    ],
+  ];
+  const clientVectors: [string, Uint8Array, string][] = [
+    ["0x00 input", encodeInput("ls\r"), "00 6c 73 0d"],
+    ["0x01 resize", encodeResize({ cols: 80, rows: 24 }), `01 ${asciiHex('{"cols":80,"rows":24}')}`],
+    ["0x02 resync", encodeResync(), "02"],
+    ["0x03 submit", encodeSubmit({ id: "sub-0001", generation: "b.1" }, "hi", "\r"), `03 ${asciiHex('{"id":"sub-0001","generation":"b.1","bodyBytes":2}')} 0a 68 69 0d`],
+    ["0x04 query submissions", encodeQuerySubmissions({ ids: ["sub-0001", "sub-0002"] }), `04 ${asciiHex('{"ids":["sub-0001","sub-0002"]}')}`],
+    ["0x05 take control", encodeTakeControl(), "05"],
+    ["0x06 auto-reply", encodeAutoReply("\x1b[?997;1n"), "06 1b 5b 3f 39 39 37 3b 31 6e"],
+  ];
+
+  it.each(serverVectors)("server %s encodes to its bytes and decodes back to the same frame", (_name, encoded, expected) => {
+    expect(toHex(encoded)).toBe(expected);
+    const decoded = decodeServerFrame(hex(expected));
+    expect(decoded).not.toHaveProperty("reason");
+    expect(toHex(encodeServerMessage(decoded as ServerMessage))).toBe(expected);
+  });
+
+  it.each(clientVectors)("client %s encodes to its bytes and decodes back to the same frame", (_name, encoded, expected) => {
+    expect(toHex(encoded)).toBe(expected);
+    const decoded = decodeClientFrame(hex(expected));
+    expect(decoded).not.toHaveProperty("reason");
+    expect(toHex(encodeClientMessage(decoded as ClientMessage))).toBe(expected);
+  });
+
+  it("cover every opcode of both tables", () => {
+    expect(serverVectors.map(([, , h]) => Number.parseInt(h.slice(0, 2), 16))).toEqual(Object.values(ServerFrame));
+    expect(clientVectors.map(([, , h]) => Number.parseInt(h.slice(0, 2), 16))).toEqual(Object.values(ClientFrame));
   });
 });
 
