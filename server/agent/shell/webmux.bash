@@ -40,7 +40,7 @@ if [[ -n $__webmux_nonce ]]; then
 
   # $PWD as the path of a file:// URL (percent-encoded bytes).
   __webmux_encode_pwd() {
-    builtin local LC_ALL=C path=$PWD out= c i
+    builtin local LC_ALL=C path="$PWD" out= c i
     if [[ $path != *[!A-Za-z0-9/._~-]* ]]; then
       __webmux_url=$path
       builtin return 0
