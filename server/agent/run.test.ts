@@ -1,6 +1,12 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentReadResponse } from "../contract/types.ts";
+import { TerminalClient } from "../testing/terminal-client.ts";
 import type { TestServer } from "../testing/test-server.ts";
-import { run, shellSession, startAgentServer, type Shell } from "./agent-testing.ts";
+import { waitFor } from "../testing/wait.ts";
+import { atPrompt, get, run, shellSession, startAgentServer, type Shell } from "./agent-testing.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -60,6 +66,9 @@ describe.each<Shell>(["bash", "zsh"])("POST /api/agent/run on %s with shell inte
     const slow = await run(server, { pane_id: pane, command: "echo started; sleep 2; echo finished", timeout: 1000 });
     expect(slow.status).toBe(200);
     expect(slow.body).toMatchObject({ exit_code: null, method: "timeout", stdout: "started\n" });
+    // The slot came back with the timeout, while the command is still running.
+    expect(server.agent.trackerOf(pane)?.running).toBe(true);
+    expect(server.agent.slots.used("global")).toBe(0);
     const started = Date.now();
     const next = await run(server, { pane_id: pane, command: "echo next" });
     expect(next.body).toMatchObject({ exit_code: 0, stdout: "next\n" });
@@ -74,6 +83,28 @@ describe.each<Shell>(["bash", "zsh"])("POST /api/agent/run on %s with shell inte
     ]);
     expect(first.body.stdout).toBe("first-done\n");
     expect(second.body.stdout).toBe("first\n"); // the second only started after the first had finished
+  });
+
+  it("never types into a command a person started: the run waits until it has finished", async () => {
+    await atPrompt(server, pane);
+    const person = await TerminalClient.connect(server.url, pane, { token: server.token, client: `person-${shell}` });
+    person.type('read -r answer; echo "person got $answer"\r');
+    await waitFor(() => server.agent.trackerOf(pane)?.running, { message: "the person's read running" });
+    const pending = run(server, { pane_id: pane, command: "echo agent-run" });
+    await waitFor(() => server.agent.pendingRuns(pane) === 1, { message: "the run queued" });
+    person.type("yes\r"); // had the run typed into `read`, its line would be the answer and this a command
+    const r = await pending;
+    expect(r.body).toMatchObject({ exit_code: 0, stdout: "agent-run\n", method: "shell_integration" });
+    const screen = await get<AgentReadResponse>(server, `/api/agent/read?pane_id=${pane}&scrollback=200`);
+    expect([...screen.body.scrollback!, ...screen.body.lines]).toContain("person got yes");
+    await person.close();
+  });
+
+  it("reports the shell's directory (OSC 7) to read, also one that needs percent-encoding", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webmux cwd ü-"));
+    expect((await run(server, { pane_id: pane, command: `cd '${dir}'` })).body.exit_code).toBe(0);
+    await waitFor(async () => (await get<AgentReadResponse>(server, `/api/agent/read?pane_id=${pane}`)).body.cwd === dir, { message: `cwd ${dir}` });
+    expect((await run(server, { pane_id: pane, command: "cd - >/dev/null" })).body.exit_code).toBe(0);
   });
 
   it("is not ended early by a program printing a fake OSC 133;D", async () => {
