@@ -40,6 +40,13 @@ export function expectObject(value: unknown, what = "body"): JsonObject {
   return value as JsonObject;
 }
 
+/** 400 for a field the route does not know: a misspelt `comand` must not silently start a login shell. */
+export function refuseUnknownFields(obj: JsonObject, known: readonly string[], what = "body"): void {
+  for (const key of Object.keys(obj)) {
+    if (!known.includes(key)) throw invalid(`${what} has an unknown field "${key}" (known: ${known.join(", ")})`);
+  }
+}
+
 export function optionalString(obj: JsonObject, key: string, maxLength = 4096): string | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;

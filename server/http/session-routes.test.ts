@@ -80,7 +80,7 @@ describe("sessions over HTTP", () => {
   });
 
   it("renames, restarts with a new generation and deletes", async () => {
-    const s = await server.createSession({ command: [...TEST_SHELL_COMMAND, "-c", "echo run-$RANDOM; sleep 100"] });
+    const s = await server.createSession({ command: [...TEST_SHELL_COMMAND, "-c", "echo run-$$; sleep 100"] });
     const renamed = await server.api(`/api/sessions/${s.id}`, { method: "PATCH", json: { title: "build" } });
     expect(renamed.status).toBe(200);
     expect(((await renamed.json()) as SessionInfo).title).toBe("build");
@@ -93,6 +93,10 @@ describe("sessions over HTTP", () => {
     expect(after.title).toBe("build");
     const head = await server.api(`/api/sessions/${s.id}/buffer`);
     expect(head.headers.get("x-webmux-generation")).toBe(after.generation);
+    expect(head.headers.get("x-webmux-start")).toBe("0");
+    // The new run's ring holds only the new run: its own pid's line, not the first run's.
+    await waitFor(async () => (await bufferText(s.id)).includes(`run-${after.pid}`), { message: "second run's output" });
+    expect(await bufferText(s.id)).not.toContain(`run-${s.pid}`);
     const pid = after.pid!;
     const del = await server.api(`/api/sessions/${s.id}`, { method: "DELETE" });
     expect(del.status).toBe(204);
@@ -125,6 +129,12 @@ describe("sessions over HTTP", () => {
     await expectError(await post(JSON.stringify({ cwd: "relative/dir" })), 400, "INVALID_REQUEST");
     await expectError(await post(JSON.stringify({ cwd: "/no/such/dir/anywhere" })), 400, "INVALID_REQUEST");
     await expectError(await post(JSON.stringify({ title: 7 })), 400, "INVALID_REQUEST");
+    // A misspelt field is refused by name instead of silently starting a login shell.
+    const sessionsBefore = server.registry.list().length;
+    const typo = await post(JSON.stringify({ comand: ["sleep", "100"] }));
+    expect(typo.status).toBe(400);
+    expect(((await typo.json()) as { error: { message: string } }).error.message).toContain('"comand"');
+    expect(server.registry.list()).toHaveLength(sessionsBefore);
     await expectError(await post("x".repeat(2 * 1024 * 1024)), 413, "PAYLOAD_TOO_LARGE");
     await expectError(await server.api("/api/sessions/zzzzzzzz"), 404, "NOT_FOUND");
     await expectError(await server.api("/api/sessions/zzzzzzzz/buffer"), 404, "NOT_FOUND");
@@ -137,6 +147,8 @@ describe("sessions over HTTP", () => {
     await expectError(await server.api(`/api/sessions/${s.id}`, { method: "PATCH", json: {} }), 400, "INVALID_REQUEST");
     await expectError(await server.api(`/api/sessions/${s.id}`, { method: "PATCH", json: { title: ["x"] } }), 400, "INVALID_REQUEST");
     await expectError(await server.api(`/api/sessions/${s.id}`, { method: "PATCH", body: "{" }), 400, "INVALID_REQUEST");
+    await expectError(await server.api(`/api/sessions/${s.id}`, { method: "PATCH", json: { title: "x", colour: "red" } }), 400, "INVALID_REQUEST");
+    expect((await info(s.id)).title).toBe("sleep 100"); // a refused rename changed nothing
     // The server still serves after all of that.
     expect((await server.api("/api/sessions")).status).toBe(200);
   });

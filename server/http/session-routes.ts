@@ -13,6 +13,7 @@ import {
   optionalStringArray,
   optionalStringRecord,
   readJson,
+  refuseUnknownFields,
   requiredString,
 } from "./body.ts";
 import { ApiError, invalid } from "./errors.ts";
@@ -20,6 +21,10 @@ import type { RouteContext } from "./app.ts";
 
 /** Titles are for a list: longer ones are refused rather than cut silently. */
 export const MAX_TITLE_CHARS = 200;
+/** The fields of a create body (DESIGN.md's table, plus HYBRID.md's `hybrid`). */
+const CREATE_FIELDS = ["command", "cwd", "env", "cols", "rows", "title", "hybrid"] as const;
+/** The one field of a rename body. */
+const RENAME_FIELDS = ["title"] as const;
 
 function findSession(registry: SessionRegistry, id: string): Session {
   try {
@@ -56,6 +61,7 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
   app.route("POST", "/api/sessions", async (ctx) => {
     requireWrite(ctx);
     const body = expectObject(await readJson(ctx.req));
+    refuseUnknownFields(body, CREATE_FIELDS);
     const command = optionalStringArray(body, "command");
     const cwd = optionalString(body, "cwd");
     const env = optionalStringRecord(body, "env");
@@ -84,6 +90,7 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
     requireWrite(ctx);
     const session = findSession(registry, ctx.params.id!);
     const body = expectObject(await readJson(ctx.req));
+    refuseUnknownFields(body, RENAME_FIELDS);
     const title = requiredString(body, "title", MAX_TITLE_CHARS);
     session.setTitle(title);
     return session.info();
