@@ -42,17 +42,28 @@ describe("Session on a real bash", () => {
   });
 
   it("restart begins a new generation with offsets from 0", async () => {
-    const s = makeRegistry().create({ command: [...BASH, "-c", "echo first-run"] });
+    const s = makeRegistry().create({ command: [...BASH, "-c", "echo run-$$"] });
+    const firstPid = s.pid;
     await exited(s);
     const before = s.generation;
-    expect(s.ring.end).toBeGreaterThan(0);
+    expect(ringText(s)).toContain(`run-${firstPid}`);
     await s.restart();
+    const secondPid = s.pid;
+    expect(secondPid).not.toBe(firstPid);
     expect(s.generation).not.toBe(before);
     expect(s.generation.split(".")[0]).toBe(registry.bootId);
-    expect(s.ring.start).toBe(0);
     await exited(s);
-    expect(ringText(s)).toContain("first-run");
-    expect(s.ring.end).toBe(Buffer.byteLength(ringText(s)));
+    // The ring holds the new run alone, counted from 0: exactly its one line.
+    expect(ringText(s)).toBe(`run-${secondPid}\r\n`);
+    expect([s.ring.start, s.ring.end]).toEqual([0, Buffer.byteLength(`run-${secondPid}\r\n`)]);
+  });
+
+  it("keeps an exited session's buffer and exit code until it is restarted", async () => {
+    const s = makeRegistry().create({ command: ["sh", "-c", "echo last-words; exit 3"] });
+    await exited(s);
+    expect(s.info()).toMatchObject({ status: "exited", exitCode: 3, pid: null });
+    expect(ringText(s)).toContain("last-words");
+    expect(registry.get(s.id)).toBe(s);
   });
 
   it("keeps the tail of 500 000 lines intact in a ring that wrapped many times", async () => {
