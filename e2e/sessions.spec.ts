@@ -31,6 +31,12 @@ test("the list follows the server live: new sessions, exits, previews and who is
   const other = await context.newPage();
   await openTerminal(other, server, quitter.id);
   await expect(row(page, quitter.id)).toContainText("Chrome on Linux controls");
+  // A second tab watches: the row counts it.
+  const watcher = await context.newPage();
+  await openTerminal(watcher, server, quitter.id);
+  await expect(row(page, quitter.id)).toContainText("Chrome on Linux controls · 1 watching");
+  await watcher.close();
+  await expect(row(page, quitter.id)).not.toContainText("watching");
   await other.locator(".term-host .xterm-helper-textarea").focus();
   await other.keyboard.press("Enter");
   await expect(row(page, quitter.id)).toContainText("exited (4)");
