@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { decodeClientFrame, type ClientMessage } from "../contract/frames.ts";
-import { TerminalStream } from "../hub/terminal-stream.ts";
+import { TerminalStream, type AttachOptions } from "../hub/terminal-stream.ts";
 import type { TerminalConnection } from "../hub/terminal-connection.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
@@ -50,6 +50,9 @@ const clients: TerminalClient[] = [];
 /** Client frames the server handled, with the connection's client ID (a test-only tap on the hub). */
 const handled: { clientId: string; message: ClientMessage }[] = [];
 const originalHandleFrame = TerminalStream.prototype.handleFrame;
+/** Every connection the hub attached, with the resume point it asked for (the same tap). */
+const attached: { sessionId: string; clientId: string; resume: AttachOptions["resume"] }[] = [];
+const originalAttach = TerminalStream.prototype.attach;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -62,6 +65,10 @@ beforeAll(async () => {
     if (message.type !== "invalid") handled.push({ clientId: conn.clientId, message });
     return originalHandleFrame.call(this, conn, data);
   };
+  TerminalStream.prototype.attach = function (this: TerminalStream, conn: TerminalConnection, options: AttachOptions) {
+    attached.push({ sessionId: this.session.id, clientId: conn.clientId, resume: options.resume });
+    return originalAttach.call(this, conn, options);
+  };
 });
 
 afterEach(async () => {
@@ -71,6 +78,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   TerminalStream.prototype.handleFrame = originalHandleFrame;
+  TerminalStream.prototype.attach = originalAttach;
   await server.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -102,6 +110,7 @@ describe("webmux attach", () => {
     await t.waitForOutput(PROMPT);
     t.type("echo hel''lo\r");
     await t.waitForOutput("hello\r");
+    const detachAt = t.output.length;
     t.type("\x1c");
     expect(await t.exitCode()).toBe(0);
     const stty = t.output.slice(t.output.indexOf("STTY"));
@@ -109,15 +118,42 @@ describe("webmux attach", () => {
     expect(stty).toMatch(/(^|\s)icanon(\s|$)/);
     expect(stty).toMatch(/(^|\s)echo(\s|$)/);
     expect(t.output).toContain(`detached from ${s.id}; it keeps running. Re-attach with: webmux attach --url ${server.url} ${s.id}`);
-    expect(t.output).toContain("\x1b[?2031l");
+    const restore = t.output.slice(detachAt, t.output.indexOf("STTY"));
+    expect(restore).toContain("\x1b[?2031l");
     // bash was not in the alternate screen: leaving it (which restores a saved cursor) would be wrong
-    expect(t.output).not.toContain("\x1b[?1049l");
+    expect(restore).not.toContain("\x1b[?1049l");
     const session = server.registry.get(s.id)!;
     await waitFor(() => session.info().clients === 0, { message: "the CLI's connection to close" });
     expect(session.status).toBe("running");
     const later = await observer(s.id, "later-look");
     later.type("echo still-$((40+2))\r");
     await later.waitForText("still-42");
+  });
+
+  it("detaches with the key --detach-key names, and types the default one through to the program", async () => {
+    const s = await server.createSession({ command: [process.execPath, echoProgram] });
+    const t = outer(["attach", "--detach-key", "ctrl-]", s.id]);
+    await t.waitForOutput("READY");
+    t.type("\x1c");
+    await t.waitForOutput(gotLine("\x1c"));
+    t.type("\x1d");
+    expect(await t.exitCode()).toBe(0);
+    expect(t.output).toContain(`detached from ${s.id}`);
+    expect(server.registry.get(s.id)!.status).toBe("running");
+
+    // the same from WEBMUX_DETACH_KEY, which attach --help names
+    const fromEnv = new OuterTerminal(["attach", s.id], { ...env, WEBMUX_DETACH_KEY: "^]" });
+    outers.push(fromEnv);
+    await fromEnv.waitForOutput("READY");
+    const at = fromEnv.output.length;
+    fromEnv.type("\x1c");
+    await fromEnv.waitForOutput(gotLine("\x1c"), { from: at });
+    fromEnv.type("\x1d");
+    expect(await fromEnv.exitCode()).toBe(0);
+    const help = new OuterTerminal(["attach", "--help"], env);
+    outers.push(help);
+    expect(await help.exitCode()).toBe(0);
+    expect(help.output).toMatch(/--detach-key .*\[WEBMUX_DETACH_KEY\]/);
   });
 
   it("lets a full-screen program work, and detaching from it leaves its alternate screen and modes", async () => {
@@ -206,6 +242,18 @@ describe("webmux attach", () => {
       .map(Number);
     expect(numbers.length).toBe(lines);
     expect(numbers.every((n, i) => n === i + 1)).toBe(true);
+    // both cuts really cut: the CLI connected three times, resuming its generation from a later
+    // offset each time (the ID it keeps across reconnects is the controller's)
+    const connections = attached.filter((a) => a.sessionId === id);
+    expect(connections).toHaveLength(3);
+    expect(new Set(connections.map((c) => c.clientId)).size).toBe(1);
+    const [firstConnection, afterSlow, afterDrop] = connections;
+    expect(firstConnection!.resume).toBeNull();
+    const generation = server.registry.get(id)!.generation;
+    expect(afterSlow!.resume).toMatchObject({ generation });
+    expect(afterDrop!.resume).toMatchObject({ generation });
+    expect(afterSlow!.resume!.offset).toBeGreaterThan(0);
+    expect(afterDrop!.resume!.offset).toBeGreaterThan(afterSlow!.resume!.offset);
     // resumed with append each time: the terminal was reset only once, on the first attach
     expect(t.output.split("\x1bc").length - 1).toBe(1);
   }, 60_000);
@@ -293,6 +341,23 @@ describe("terminal replies", () => {
     await t.waitForOutput(gotLine("\x1b[?997;2n"), { from: at });
     const got = t.output.match(/got:[0-9a-f]+/g);
     expect(got).toEqual([`got:${hex("\x1b[?997;1n")}`, `got:${hex("t")}`, `got:${hex("\x1b[?997;2n")}`]);
+  });
+
+  it("asks the local terminal's background when typing takes control of a program with 2031 on, not while watching", async () => {
+    const s = await server.createSession({ command: [process.execPath, echoProgram, "2031"] });
+    const other = await observer(s.id, "other-device");
+    await other.waitForText("READY");
+    await waitFor(() => server.registry.get(s.id)!.info().controller?.clientId === "other-device", { message: "the first client controls" });
+    const t = outer(["attach", s.id]);
+    await t.waitForOutput("READY");
+    // watching, it does not ask (a query would come with the control frame, before the replay's READY)
+    expect(t.output).not.toContain("\x1b]11;?");
+    t.type("x"); // takes control
+    const at = await t.waitForOutput("\x1b]11;?");
+    t.type("\x1b]11;rgb:f0f0/f0f0/e0e0\x1b\\"); // a light background
+    await other.waitForText(`got:${hex("\x1b[?997;2n")}`);
+    await t.waitForOutput(gotLine("\x1b[?997;2n"), { from: at });
+    expect(t.output.match(/got:[0-9a-f]+/g)).toEqual([`got:${hex("x")}`, `got:${hex("\x1b[?997;2n")}`]);
   });
 
   it("sends no colour-scheme report when the local terminal does not answer OSC 11", async () => {
