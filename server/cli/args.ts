@@ -8,7 +8,10 @@ export type FlagSpec = {
   kind: "string" | "boolean";
   help: string;
   short?: string;
-  /** false: the command reads this flag from argv only (its help names no variable) */
+  /**
+   * Whether help names `WEBMUX_<NAME>`: false, argv only; true, the command reads the variable too.
+   * Unset: serve flags and the client flags are read from the environment, a command's own are not.
+   */
   env?: boolean;
 };
 

@@ -1,6 +1,6 @@
 /** `webmux attach <id>` and `webmux run [--title T] -- cmd …`. */
 import { WebmuxApi } from "./api-client.ts";
-import { parseArgs, UsageError, type FlagSpec, type ParsedArgs } from "./args.ts";
+import { flagOrEnv, parseArgs, UsageError, type FlagSpec, type ParsedArgs } from "./args.ts";
 import { AttachClient, type AttachOutcome } from "./attach-client.ts";
 import { CLIENT_FLAGS, commandHelp, isLocalUrl, resolveClientOptions, type ClientOptions } from "./client-options.ts";
 import { DEFAULT_DETACH_KEY, parseDetachKey } from "./detach-key.ts";
@@ -12,6 +12,7 @@ export const DETACH_FLAG: FlagSpec = {
   name: "detach-key",
   kind: "string",
   help: `key that detaches: ctrl-X, ^X or none (default ${DEFAULT_DETACH_KEY})`,
+  env: true,
 };
 const ATTACH_FLAGS: FlagSpec[] = [
   DETACH_FLAG,
@@ -42,6 +43,7 @@ export async function attachCommand(argv: string[]): Promise<number> {
         "attach <id> [--take] [--detach-key KEY]",
         "Attach this terminal to a session: watch it, type to take control, detach with the detach key.\n" +
           "Exits 0 when detached or when the session moved; with the program's status when it exited;\n" +
+          "1 when the session is gone (killed, or the server restarted without it);\n" +
           "3 when --take found a hybrid session's agent busy at the chat end (see webmux move --interrupt).",
         ATTACH_FLAGS,
       ),
@@ -98,8 +100,8 @@ async function attach(
   parsed: ParsedArgs,
   how: { freshSession?: boolean; takeControl?: boolean },
 ): Promise<AttachOutcome> {
-  const keyFlag = parsed.flags.get("detach-key");
-  const detachKey = parseDetachKey(typeof keyFlag === "string" ? keyFlag : (process.env.WEBMUX_DETACH_KEY ?? DEFAULT_DETACH_KEY));
+  const keyFlag = flagOrEnv(parsed, "detach-key", process.env);
+  const detachKey = parseDetachKey(typeof keyFlag === "string" ? keyFlag : DEFAULT_DETACH_KEY);
   const client = new AttachClient({ url: options.url, token: options.token, sessionId, terminal: new LocalTerminal(), detachKey, ...how });
   const handlers = ENDING_SIGNALS.map(([signal]) => {
     const handler = () => client.stop({ kind: "signal", signal });

@@ -83,7 +83,7 @@ export function isLocalUrl(url: string): boolean {
 
 /** `usage: webmux <synopsis>` plus the command's own flags and the client flags. */
 export function commandHelp(synopsis: string, description: string, flags: FlagSpec[]): string {
-  // A command's own flags come from argv only; the client flags also from the environment.
-  const own = flags.map((f) => ({ ...f, env: false }));
+  // A command's own flags come from argv only unless they say otherwise; the client flags also from the environment.
+  const own = flags.map((f) => ({ ...f, env: f.env === true }));
   return `usage: webmux ${synopsis}\n\n${description}\n\noptions:\n${usage([...own, ...CLIENT_FLAGS])}\n`;
 }
