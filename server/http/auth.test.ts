@@ -68,21 +68,35 @@ function rawGet(path: string): Promise<string> {
 }
 
 describe("authentication", () => {
-  it("refuses every API route without a credential", async () => {
+  it("refuses every API route without a credential, and does nothing", async () => {
+    // A real session, so a refusal cannot be a 404 in disguise, and DELETE/restart/PATCH are seen to do nothing.
+    const s = server.registry.create({ command: ["sleep", "100"] });
+    const { generation, title } = s.info();
     for (const [method, path] of [
       ["GET", "/api/sessions"],
       ["POST", "/api/sessions"],
-      ["GET", "/api/sessions/abcdefgh"],
-      ["DELETE", "/api/sessions/abcdefgh"],
-      ["GET", "/api/sessions/abcdefgh/buffer"],
+      ["GET", `/api/sessions/${s.id}`],
+      ["PATCH", `/api/sessions/${s.id}`],
+      ["POST", `/api/sessions/${s.id}/restart`],
+      ["DELETE", `/api/sessions/${s.id}`],
+      ["GET", `/api/sessions/${s.id}/buffer`],
       ["GET", "/api/settings"],
       ["PUT", "/api/settings"],
+      ["GET", "/api/debug/stats"],
+      ["GET", "/api/tokens"],
+      ["POST", "/api/tokens"],
+      ["POST", "/api/agent/run"],
       ["GET", "/api/unknown"],
     ] as const) {
-      const res = await fetch(server.url + path, { method });
+      const body = method === "GET" ? undefined : JSON.stringify({ title: "hijacked", open_api: { enabled: true } });
+      const res = await fetch(server.url + path, { method, body, headers: { "content-type": "application/json" } });
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
     }
+    expect(server.registry.get(s.id)?.info()).toMatchObject({ status: "running", generation, title });
+    expect(server.registry.list()).toHaveLength(1);
+    expect(server.settings.get().open_api.enabled).toBe(false);
+    await server.registry.remove(s.id);
   });
 
   it("accepts the global token as a Bearer credential and refuses a wrong one", async () => {
@@ -114,7 +128,9 @@ describe("authentication", () => {
   });
 
   it("refuses WebSocket handshakes without a credential (401, no upgrade) and foreign-origin cookies (403)", async () => {
-    expect(await handshake("/ws/sessions", {})).toBe(401);
+    for (const path of ["/ws/sessions", "/ws/s/abcdefgh", "/ws/s/abcdefgh/chat", "/ws/settings", "/ws/agent", "/ws/nothing-here"]) {
+      expect(await handshake(path, {}), path).toBe(401);
+    }
     expect(await handshake("/ws/s/abcdefgh", { authorization: "Bearer wrong-token-xxxxxxxx" })).toBe(401);
     const cookie = await loginCookie();
     expect(await handshake("/ws/sessions", { cookie, origin: "http://evil.example" })).toBe(403);
