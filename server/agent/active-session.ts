@@ -4,7 +4,8 @@ import type { Session } from "../session/session.ts";
 /**
  * Which session `pane_id: "auto"` / `"active"` means: the running session a person (or an
  * agent) used last. Use is seen as: the session was created, a client attached (its client
- * count grew), a person's input cleared its attention flag, or the Agent API typed into it.
+ * count grew), a person's input cleared its attention flag, a person's command started (a
+ * shell with integration: ./agent-api.ts), or the Agent API typed into it.
  */
 export class ActiveSession {
   private readonly lastUsed = new Map<string, number>();

@@ -134,7 +134,11 @@ export class AgentApi {
         }),
     });
     const off = [
-      tracker.events.on("started", (record) => this.publish("command_started", { pane_id: session.id, command: record.command })),
+      tracker.events.on("started", (record) => {
+        // A command nobody asked the API for was typed by a person: that session is the active one now.
+        if (record.owner === null) this.active.note(session.id);
+        this.publish("command_started", { pane_id: session.id, command: record.command });
+      }),
       tracker.events.on("finished", (end) => this.publishFinished(session, end)),
       session.events.on("exit", (exitCode) => this.publish("session_exited", { pane_id: session.id, exit_code: exitCode })),
     ];

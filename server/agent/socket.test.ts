@@ -28,6 +28,10 @@ describe("WS /ws/agent", () => {
     expect(result).toMatchObject({ exit_code: 5, stdout: "ws\n", stderr: "", pane_id: pane, method: "shell_integration" });
     await socket.next((f) => f.type === "pong", "pong");
 
+    // The run's own command is reported like any other, under the command it was asked to run.
+    const finished = (await socket.next(isEvent("command_finished", pane), "command_finished of req-1")) as unknown as EventFrame;
+    expect(finished.event.data).toMatchObject({ command: "printf 'ws\\n'; (exit 5)", exit_code: 5, stdout: "ws\n", method: "shell_integration" });
+
     socket.ws.send("{oops");
     socket.send({ type: "run", id: "req-2", pane_id: pane });
     socket.send({ type: "run", id: "req-3", command: "true", pane_id: "zzzzzzzz" });
@@ -44,8 +48,8 @@ describe("WS /ws/agent", () => {
     await atPrompt(server, pane);
     const person = await TerminalClient.connect(server.url, pane, { token: server.token, client: "person" });
     person.type("echo typed-by-a-person; (exit 4)\r");
-    const started = await socket.next(isEvent("command_started", pane), "command_started");
-    expect(started.event).toBeDefined();
+    const started = (await socket.next(isEvent("command_started", pane), "command_started")) as unknown as EventFrame;
+    expect(started.event.data).toEqual({ pane_id: pane, command: "echo typed-by-a-person; (exit 4)" });
     const finished = (await socket.next(isEvent("command_finished", pane), "command_finished")) as unknown as EventFrame;
     expect(finished.event.data).toMatchObject({
       pane_id: pane,
@@ -75,6 +79,15 @@ describe("WS /ws/agent", () => {
 });
 
 describe("WS /ws/agent access", () => {
+  it("refuses at the handshake, with 403, a token lacking terminal:read or terminal:write", async () => {
+    for (const capabilities of [["terminal:read"], ["terminal:write"]] as const) {
+      const partial = await createToken(server, [...capabilities]);
+      await expect(AgentSocket.connect(server, partial.token), capabilities[0]).rejects.toThrow("handshake answered 403");
+    }
+    const both = await createToken(server, ["terminal:read", "terminal:write"]);
+    (await AgentSocket.connect(server, both.token)).close();
+  });
+
   it("closes a connection whose token is revoked, and every connection when the API is switched off", async () => {
     const agent = await createToken(server, ["terminal:read", "terminal:write"]);
     const byAgent = await AgentSocket.connect(server, agent.token);
@@ -122,5 +135,22 @@ describe("POST /api/agent/send and GET /api/agent/read", () => {
     expect(read.scrollback).toEqual([]);
     // "active" is the session used last: the one we just typed into
     expect((await get<AgentReadResponse>(server, "/api/agent/read")).body.pane_id).toBe(pane);
+  });
+});
+
+describe('pane_id "auto" / "active"', () => {
+  it("is the session a person last typed a command into, or the Agent API last used", async () => {
+    const typedInto = (await shellSession(server, "bash")).id;
+    await atPrompt(server, typedInto);
+    const person = await TerminalClient.connect(server.url, typedInto, { token: server.token, client: "person-active" });
+    await person.waitForFrames((frames) => frames.some((f) => f.type === "status"));
+    const usedByAgent = (await shellSession(server, "bash")).id;
+    expect((await run(server, { pane_id: usedByAgent, command: "true" })).status).toBe(200);
+    expect((await run(server, { command: "echo where" })).body.pane_id).toBe(usedByAgent);
+
+    person.type("echo person-was-here\r"); // the same client, already attached: only the input is new
+    await waitFor(async () => (await get<AgentReadResponse>(server, "/api/agent/read")).body.pane_id === typedInto, { message: "the typed-into session active" });
+    expect((await run(server, { command: "echo where" })).body.pane_id).toBe(typedInto);
+    await person.close();
   });
 });
