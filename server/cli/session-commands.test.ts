@@ -131,6 +131,15 @@ describe("clear errors", () => {
       writeFileSync(join(dataDir, "global-token.json"), JSON.stringify({ token: server.token, created_at: Date.now() }));
       const fromDir = await runCli(["ls", "--json"], { WEBMUX_URL: server.url, WEBMUX_DATA_DIR: dataDir });
       expect(fromDir.code, fromDir.stderr).toBe(0);
+      const fromFlag = await runCli(["ls", "--json", "--data-dir", dataDir], { WEBMUX_URL: server.url });
+      expect(fromFlag.code, fromFlag.stderr).toBe(0);
+      // no flag, no variable: the data dir a local `webmux serve` uses by default, $XDG_STATE_HOME/webmux
+      const stateHome = join(dataDir, "state");
+      mkdirSync(join(stateHome, "webmux"), { recursive: true });
+      writeFileSync(join(stateHome, "webmux", "global-token.json"), JSON.stringify({ token: server.token, created_at: Date.now() }));
+      const fromDefault = await runCli(["ls", "--json"], { WEBMUX_URL: server.url, XDG_STATE_HOME: stateHome });
+      expect(fromDefault.code, fromDefault.stderr).toBe(0);
+      expect(Array.isArray(JSON.parse(fromDefault.stdout))).toBe(true);
       const flags = await runCli(["ls", "--json", "--url", server.url, "--token", server.token], { WEBMUX_URL: "http://127.0.0.1:1", WEBMUX_TOKEN: "bad-token-0123456789" });
       expect(flags.code, flags.stderr).toBe(0);
       const none = await runCli(["ls"], { WEBMUX_URL: server.url, WEBMUX_DATA_DIR: join(dataDir, "empty") });
