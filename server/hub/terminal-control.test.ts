@@ -30,6 +30,7 @@ afterAll(async () => {
 const connect = (id: string, client: string, options: ConstructorParameters<typeof TerminalClient>[2] = {}) =>
   TerminalClient.connect(server.url, id, { token: server.token, client, label: `${client} device`, ...options });
 const attached = (c: TerminalClient) => c.waitForFrames((f) => f.some((x) => x.type === "status"));
+const roundTrip = (c: TerminalClient) => c.roundTrip();
 const bytesOf = (text: string) => [...Buffer.from(text)].map((b) => `[${b === 10 ? 10 : b}]`).join("");
 
 async function readerSession(mode = "") {
@@ -93,6 +94,78 @@ describe("controller and observers", () => {
     await observer.close();
   });
 
+  it("makes a sibling connection that types effective with a 0x06 to it alone, and only its resize counts then", async () => {
+    const s = await readerSession();
+    const first = await connect(s.id, "typing-twin");
+    await first.waitForText("READY");
+    const second = await connect(s.id, "typing-twin");
+    await attached(second);
+    const observer = await connect(s.id, "twin-watcher");
+    await attached(observer);
+    const controls = (c: TerminalClient) => c.types().filter((t) => t === "control").length;
+    const [firstBefore, secondBefore, observerBefore] = [first, second, observer].map(controls);
+    first.type("a"); // the older tab types: it becomes its client's effective connection
+    await waitFor(() => controls(first) === firstBefore + 1, { message: "solo 0x06 to the typing tab" });
+    await first.waitForText("[97]");
+    await Promise.all([second, observer].map(roundTrip));
+    expect([controls(second), controls(observer)]).toEqual([secondBefore, observerBefore]);
+    expect(first.control?.controller?.clientId).toBe("typing-twin");
+    second.resize(90, 20); // no longer effective: ignored
+    await roundTrip(second);
+    first.resize(101, 30);
+    await waitFor(() => observer.control?.cols === 101 && observer.control.rows === 30, { message: "resize broadcast" });
+    expect(server.registry.get(s.id)!.cols).toBe(101);
+    await Promise.all([first.close(), second.close(), observer.close()]);
+  });
+
+  it("with no controller writes only the earliest attached connection's auto-replies, and they take no control", async () => {
+    const s = await readerSession();
+    const leaving = await connect(s.id, "ar-leaving");
+    await leaving.waitForText("READY");
+    const early = await connect(s.id, "ar-earliest");
+    await attached(early);
+    const late = await connect(s.id, "ar-latest");
+    await attached(late);
+    await leaving.close();
+    await waitFor(() => early.control?.controller === null && late.control?.controller === null, { message: "seat empty" });
+    late.autoReply("\x1b[7;7R");
+    await roundTrip(late);
+    early.autoReply("\x1b[8;8R");
+    await early.waitForText(bytesOf("\x1b[8;8R"));
+    expect(early.text).not.toContain(bytesOf("\x1b[7;7R"));
+    expect(server.registry.get(s.id)!.lease.info).toBeNull();
+    expect(early.control?.controller).toBeNull();
+    await Promise.all([early.close(), late.close()]);
+  });
+
+  it("never seats a terminal:read credential: its take-control, resize, auto-replies and submissions are refused", async () => {
+    const made = await server.api("/api/tokens", { method: "POST", json: { name: "observer only", capabilities: ["terminal:read"] } });
+    expect(made.status).toBe(201);
+    const { token } = (await made.json()) as { token: string };
+    const s = await readerSession();
+    const watcher = await TerminalClient.connect(server.url, s.id, { token, client: "read-only-tab", label: "watcher" });
+    await watcher.waitForText("READY");
+    expect(watcher.control?.controller).toBeNull(); // first to attach, but may not control
+    watcher.takeControl();
+    watcher.resize(120, 40);
+    watcher.autoReply("\x1b[3;3R"); // the earliest connection, yet not one that may write
+    watcher.submit("ro-submission-1", "never", "\r");
+    watcher.type("n");
+    await roundTrip(watcher);
+    const session = server.registry.get(s.id)!;
+    expect(session.lease.info).toBeNull();
+    expect([session.cols, session.rows]).toEqual([80, 24]);
+    expect(session.submissions.get("ro-submission-1")).toBeUndefined();
+    expect(watcher.submitStatuses).toEqual([]);
+    const writer = await connect(s.id, "writer-tab");
+    await attached(writer);
+    expect(writer.control?.controller?.clientId).toBe("writer-tab");
+    writer.type("!");
+    await watcher.waitForText("[33]");
+    expect(watcher.text).not.toMatch(/\[27\]|\[110\]/); // no ESC of the reply, no "n"
+    await Promise.all([watcher.close(), writer.close()]);
+  });
+
   it("leaves the seat empty when the controller's last connection goes", async () => {
     const s = await readerSession();
     const a = await connect(s.id, "leaving-ctl");
@@ -126,15 +199,11 @@ describe("controller and observers", () => {
       }
     }
     const session = server.registry.get(s.id)!;
-    // wait until the server processed both sockets' frames: a ping round trip on each
-    await new Promise<void>((r) => a.ws.ping(undefined, undefined, () => r()));
-    await new Promise<void>((r) => b.ws.ping(undefined, undefined, () => r()));
-    await waitFor(() => {
-      const controller = session.lease.info?.clientId as keyof typeof sizes | undefined;
-      return controller && session.cols === sizes[controller][0] && session.rows === sizes[controller][1];
-    }, { message: "size equals the controller's" });
+    // Once the server handled both sockets' frames (a ping round trip on each), the size is the controller's.
+    await Promise.all([a.roundTrip(), b.roundTrip()]);
     const controller = session.lease.info!.clientId as keyof typeof sizes;
     const [cols, rows] = sizes[controller];
+    expect([session.cols, session.rows]).toEqual([cols, rows]);
     const who = controller === "fighter-a" ? a : b;
     who.type("stty size\r");
     await who.waitForText(`${rows} ${cols}`);
@@ -317,7 +386,7 @@ describe("colour-scheme reports and attention", () => {
     const rc = await connect(ringer.id, "attention-client");
     await attached(rc);
     rc.autoReply("\x1b[1;1R");
-    await new Promise<void>((resolve) => rc.ws.ping(undefined, undefined, () => resolve()));
+    await rc.roundTrip();
     expect(r.info().attention).toBe(true);
     rc.type("k");
     await waitFor(() => !r.info().attention);

@@ -15,8 +15,7 @@ afterAll(async () => {
 });
 
 const connect = (id: string, client: string) => TerminalClient.connect(server.url, id, { token: server.token, client, label: client });
-/** Every frame the client sent before this was handled by the server: a ping's pong comes after them. */
-const roundTrip = (c: TerminalClient) => new Promise<void>((resolve) => c.ws.ping(undefined, undefined, () => resolve()));
+const roundTrip = (c: TerminalClient) => c.roundTrip();
 
 /**
  * A running program whose ring has wrapped, with the headless screen's serialization held back

@@ -170,6 +170,26 @@ export class TerminalClient {
   send(frame: Uint8Array): void {
     this.ws.send(frame);
   }
+
+  /**
+   * Resolves once the server handled every frame this client sent before: it answers a ping only
+   * after the frames ahead of it (ws's own ping callback fires when the ping is written, too early).
+   */
+  roundTrip(timeout = 10_000): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no pong within ${timeout} ms`)), timeout);
+      const payload = Buffer.from(String(++this.pings));
+      const onPong = (data: Buffer) => {
+        if (!data.equals(payload)) return;
+        clearTimeout(timer);
+        this.ws.off("pong", onPong);
+        resolve();
+      };
+      this.ws.on("pong", onPong);
+      this.ws.ping(payload);
+    });
+  }
+  private pings = 0;
   type(text: string): void {
     this.send(encodeInput(text));
   }
