@@ -99,3 +99,32 @@ test("without 2031, a theme toggle sends nothing to the program", async ({ page,
   await waitForText(page, `got:${hex("x")}`);
   expect(await received(page)).toEqual([hex("x")]);
 });
+
+test("with 2031 on, a tab that takes control reports its own colour scheme; an observer's report is not delivered", async ({ browser, server }) => {
+  const session = await createNodeSession(server, ECHO_PROGRAM.replace("process.argv[1]", '"2031"'));
+  await expect.poll(async () => ((await (await server.api(`/api/sessions/${session.id}`)).json()) as { preview: string[] }).preview).toContain("ready");
+  const darkContext = await browser.newContext({ colorScheme: "dark" });
+  const lightContext = await browser.newContext({ colorScheme: "light" });
+  await logIn(darkContext, server);
+  await logIn(lightContext, server);
+  const dark = await darkContext.newPage();
+  const light = await lightContext.newPage();
+  const DARK = hex("\x1b[?997;1n");
+  const LIGHT = hex("\x1b[?997;2n");
+
+  await openTerminal(dark, server, session.id);
+  await expect.poll(() => received(dark)).toEqual([DARK]);
+  // The observer reports on attach too (0x06), but only the controller's reports reach the program.
+  const lightFrames = recordTerminalFrames(light);
+  await openTerminal(light, server, session.id);
+  await expect.poll(() => lightFrames.sent.filter((f) => f.opcode === 0x06).length).toBe(1);
+  await light.getByRole("button", { name: "Take control" }).click();
+  await expect.poll(() => stats(dark).then((s) => s?.controller)).toBe(await clientIdOf(light));
+  // A key after it: everything the light tab sent before has reached the program by then.
+  await typeInTerminal(light, "k");
+  await waitForText(dark, `got:${hex("k")}`);
+  expect(await received(dark)).toEqual([DARK, LIGHT, hex("k")]);
+
+  await darkContext.close();
+  await lightContext.close();
+});

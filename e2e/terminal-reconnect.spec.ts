@@ -56,7 +56,13 @@ test("a network drop mid-output resumes with exactly the missing bytes", async (
 
   await context.setOffline(true);
   await waitForPhase(page, "waiting");
-  await expect(page.getByRole("status").filter({ hasText: "Restoring" })).toBeVisible();
+  const hint = page.getByRole("status").filter({ hasText: "Restoring" });
+  await expect(hint).toBeVisible();
+  // A hint beside the terminal, not over it (the overlay is for full replays only).
+  const hintBox = (await hint.boundingBox())!;
+  const terminalBox = (await page.locator(".term-box").boundingBox())!;
+  expect(hintBox.y + hintBox.height).toBeLessThanOrEqual(terminalBox.y);
+  await expect(page.locator(".term-overlay")).toBeHidden();
   // The program keeps printing while this tab is cut off.
   const cutAt = (await stats(page))!.offset;
   await expect.poll(() => ringEnd(server, session.id)).toBeGreaterThan(cutAt + 1000);

@@ -92,6 +92,10 @@ test.describe("with a small ring", () => {
     expect(lines).not.toContain("before-away");
     expect(shown[0]).toBe("··· earlier output truncated ···");
     expect(shown.slice(-2)).toEqual(["20000", "current screen"]);
+    // Nothing pops up about the dropped history or the redraw request; the marker is all there is.
+    await expect(page.getByRole("dialog")).toHaveCount(0);
+    await expect(page.getByRole("alert")).toHaveCount(0);
+    await expect(page.locator(".term-status")).not.toContainText(/truncat|redraw|history/i);
     // Find reaches the marker too.
     await page.getByRole("button", { name: "Find" }).click();
     await page.getByRole("searchbox", { name: "Find in terminal" }).fill("earlier output truncated");
