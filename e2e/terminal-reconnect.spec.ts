@@ -2,6 +2,8 @@
  * Reconnect and resume: after a network drop or a socket closed mid-output the terminal ends with
  * exactly the program's output, every line once; 4404 and 4410 stop and say why.
  */
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
 import type { Page } from "@playwright/test";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
 import {
@@ -18,6 +20,8 @@ import {
   waitForText,
 } from "./terminal-helpers.ts";
 
+/** The fake Claude Code a hybrid session runs in tests (server/hybrid). */
+const FAKE_CLAUDE = fileURLToPath(new URL("../server/hybrid/fake-agent/fake-claude.mjs", import.meta.url));
 const LINES = 3000;
 /** Prints line-1 … line-3000, one per millisecond, once it reads `g`: a few seconds of output. */
 const COUNTER = `
@@ -116,6 +120,22 @@ test("a session that does not exist (4404) says so and is not retried", async ({
   expect((await stats(page))?.opens).toBe(1);
   await page.getByRole("button", { name: "Sessions" }).click();
   await expect(page.getByRole("heading", { name: "Sessions" })).toBeVisible();
+});
+
+test("a session moved to its chat end (4409) says where it went and is never reconnected", async ({ page, context, server }) => {
+  const response = await server.api("/api/sessions", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ title: "agent chat", hybrid: { agent: "claude", end: "chat" }, cwd: tmpdir(), env: { WEBMUX_CLAUDE_BIN: FAKE_CLAUDE } }),
+  });
+  expect(response.status, await response.clone().text()).toBe(201);
+  const session = (await response.json()) as { id: string };
+  await logIn(context, server);
+  await page.goto(`${server.url}/s/${session.id}`);
+  await expect(page.getByRole("alert").filter({ hasText: "Moved to the chat" })).toBeVisible();
+  await waitForPhase(page, "stopped");
+  // Terminal: no retry is scheduled, and the one socket was all.
+  expect(await stats(page).then((s) => s && [s.opens, s.waits])).toEqual([1, 0]);
 });
 
 test("deleting the session while attached ends the view", async ({ page, context, server }) => {
