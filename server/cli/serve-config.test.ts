@@ -1,7 +1,42 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "../hub/connection-limit.ts";
-import { UsageError } from "./args.ts";
-import { parseServeConfig } from "./serve-config.ts";
+import { usage, UsageError } from "./args.ts";
+import { parseServeConfig, SERVE_FLAGS } from "./serve-config.ts";
+
+describe("DESIGN.md's serve flags", () => {
+  // flag, its variable, a value, and what the config then holds
+  const flags: [flag: string, variable: string, value: string, expected: Record<string, unknown>][] = [
+    ["--host", "WEBMUX_HOST", "0.0.0.0", { host: "0.0.0.0" }],
+    ["--port", "WEBMUX_PORT", "0", { port: 0 }],
+    ["--token", "WEBMUX_TOKEN", "a-token-of-16-chars", { token: "a-token-of-16-chars" }],
+    ["--data-dir", "WEBMUX_DATA_DIR", "/srv/webmux", { dataDir: "/srv/webmux" }],
+    ["--shell", "WEBMUX_SHELL", "/bin/zsh", { shell: "/bin/zsh" }],
+    ["--buffer-bytes", "WEBMUX_BUFFER_BYTES", "65536", { bufferBytes: 65536 }],
+    ["--open-api", "WEBMUX_OPEN_API", "1", { openApi: true }],
+  ];
+
+  it("have their defaults", () => {
+    expect(parseServeConfig([], { HOME: "/home/u", SHELL: "/bin/fish" })).toMatchObject({
+      host: "127.0.0.1",
+      port: 8999,
+      token: null,
+      shell: "/bin/fish",
+      bufferBytes: 4 * 1024 * 1024,
+      openApi: null,
+    });
+    expect(parseServeConfig([], { XDG_STATE_HOME: "/x/state" }).dataDir).toBe("/x/state/webmux");
+    expect(parseServeConfig([], {}).shell).toBe("/bin/bash");
+  });
+
+  it.each(flags)("%s is read from the flag and from %s, and is in --help with its variable", (flag, variable, value, expected) => {
+    const argv = flag === "--open-api" ? [flag] : [flag, value];
+    expect(parseServeConfig(argv, {})).toMatchObject(expected);
+    expect(parseServeConfig([], { [variable]: value })).toMatchObject(expected);
+    const line = usage(SERVE_FLAGS).split("\n").find((l) => l.trimStart().startsWith(`${flag} `) || l.trim() === flag);
+    expect(line, flag).toBeDefined();
+    expect(line).toContain(`[${variable}]`);
+  });
+});
 
 describe("serve connection limits", () => {
   it("default to 4096 in all and 256 per address", () => {

@@ -19,7 +19,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: "host", kind: "string", help: "address to listen on (default 127.0.0.1)" },
   { name: "port", kind: "string", help: `port (default ${DEFAULT_PORT}; 0 picks a free one)` },
   { name: "token", kind: "string", help: "global token (default: generated, kept in the data dir)" },
-  { name: "data-dir", kind: "string", help: "state directory (default $XDG_STATE_HOME/webmux)" },
+  { name: "data-dir", kind: "string", help: "state directory (default $XDG_STATE_HOME/webmux or ~/.local/state/webmux)" },
   { name: "shell", kind: "string", help: "shell for new sessions (default $SHELL or /bin/bash)" },
   { name: "buffer-bytes", kind: "string", help: "replay ring per session in bytes (default 4 MiB)" },
   { name: "max-connections", kind: "string", help: `concurrent WebSockets in all (default ${DEFAULT_MAX_CONNECTIONS})` },

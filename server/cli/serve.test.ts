@@ -45,6 +45,8 @@ describe("webmux serve", () => {
   it("reads every flag from WEBMUX_* variables", async () => {
     const dataDir = tempDir();
     const run = webmux(["serve"], {
+      // another loopback address than the default, so the line proves the variable was read
+      WEBMUX_HOST: "127.0.0.2",
       WEBMUX_PORT: "0",
       WEBMUX_DATA_DIR: dataDir,
       WEBMUX_TOKEN: "env-token-0123456789abcdef",
@@ -52,12 +54,35 @@ describe("webmux serve", () => {
       WEBMUX_BUFFER_BYTES: "65536",
       WEBMUX_OPEN_API: "1",
     });
-    const url = await listening(run);
+    const url = await listeningUrl(run, /^listening on (http:\/\/127\.0\.0\.2:\d+)$/m);
     const headers = { authorization: "Bearer env-token-0123456789abcdef" };
     const settings = await (await fetch(`${url}/api/settings`, { headers })).json();
     expect(settings).toEqual({ open_api: { enabled: true } });
+    expect(JSON.parse(readFileSync(join(dataDir, "settings.json"), "utf8"))).toEqual({ open_api: { enabled: true } });
     const created = (await (await fetch(`${url}/api/sessions`, { method: "POST", headers, body: "{}" })).json()) as { command: string[] };
     expect(created.command[0]).toBe("/bin/sh");
+    // 20 000 numbered lines are ~109 kB: a 64 KiB ring keeps exactly its last 65 536 bytes.
+    const flood = (await (await fetch(`${url}/api/sessions`, { method: "POST", headers, body: JSON.stringify({ command: ["seq", "1", "20000"] }) })).json()) as { id: string };
+    const buffer = await waitFor(async () => {
+      const res = await fetch(`${url}/api/sessions/${flood.id}/buffer`, { headers });
+      const text = await res.text();
+      return text.endsWith("20000\r\n") ? res : null;
+    }, { message: "the whole seq output" });
+    expect(buffer.headers.get("x-webmux-truncated")).toBe("true");
+    expect(Number(buffer.headers.get("x-webmux-end")) - Number(buffer.headers.get("x-webmux-start"))).toBe(65536);
+    run.proc.kill("SIGTERM");
+    expect(await run.exit).toBe(0);
+  });
+
+  it("lets a flag win over its WEBMUX_* variable", async () => {
+    const run = webmux(["serve", "--port", "0", "--data-dir", tempDir(), "--token", "flag-token-0123456789abc"], {
+      WEBMUX_PORT: "1",
+      WEBMUX_TOKEN: "env-token-0123456789abcdef",
+    });
+    const url = await listening(run);
+    expect(url).not.toMatch(/:1$/);
+    expect((await fetch(`${url}/api/sessions`, { headers: { authorization: "Bearer flag-token-0123456789abc" } })).status).toBe(200);
+    expect((await fetch(`${url}/api/sessions`, { headers: { authorization: "Bearer env-token-0123456789abcdef" } })).status).toBe(401);
     run.proc.kill("SIGTERM");
     expect(await run.exit).toBe(0);
   });
