@@ -147,6 +147,24 @@ describe("/ws/sessions", () => {
     await Promise.all([list.close(), late.close()]);
   });
 
+  it("sends an updated for a size change and for attention raised and cleared", async () => {
+    const list = await openList();
+    // Rings the bell after the first byte it reads, then swallows the rest.
+    const s = await server.createSession({ command: ["bash", "--norc", "--noprofile", "-c", "stty raw -echo; echo READY; head -c 1 > /dev/null; printf '\\a'; exec cat > /dev/null"] });
+    const terminal = await TerminalClient.connect(server.url, s.id, { token: server.token, client: "list-sizer", label: "sizer" });
+    await terminal.waitForText("READY");
+    terminal.resize(100, 30);
+    await waitFor(() => list.latest(s.id)?.cols === 100 && list.latest(s.id)?.rows === 30, { message: "size delivered" });
+    expect(list.latest(s.id)?.attention).toBe(false);
+    terminal.type("x");
+    await waitFor(() => list.latest(s.id)?.attention === true, { message: "attention delivered" });
+    terminal.type("y"); // user input clears it
+    await waitFor(() => list.latest(s.id)?.attention === false, { message: "cleared attention delivered" });
+    expect(list.updates(s.id).length).toBeGreaterThanOrEqual(3);
+    await terminal.close();
+    await list.close();
+  });
+
   it("throttles a session printing continuously and still delivers its final state", async () => {
     const list = await openList();
     const loop = (name: string, extra: string) =>

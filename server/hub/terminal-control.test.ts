@@ -219,6 +219,8 @@ describe("submissions", () => {
     await one.waitForText("READY");
     const two = await connect(s.id, "drafting-client");
     await attached(two);
+    const silent = await connect(s.id, "drafting-client"); // sends nothing, hears every status
+    await attached(silent);
     for (let i = 0; i < 5; i++) one.submit("sub-once-0001", "hi", "\r");
     two.submit("sub-once-0001", "hi", "\r");
     await one.waitForText(bytesOf("hi\r"));
@@ -231,8 +233,9 @@ describe("submissions", () => {
     expect(one.submitStatuses[0]).toEqual({ id: "sub-once-0001", state: "received" });
     await waitFor(() => one.submitStatuses.at(-1)?.state === "written" && two.submitStatuses.at(-1)?.state === "written");
     expect(new Set([...one.submitStatuses, ...two.submitStatuses].map((x) => x.state))).toEqual(new Set(["received", "written"]));
-    await one.close();
-    await two.close();
+    await waitFor(() => silent.submitStatuses.at(-1)?.state === "written", { message: "the silent tab hears the final state" });
+    expect(silent.submitStatuses[0]).toEqual({ id: "sub-once-0001", state: "received" });
+    await Promise.all([one.close(), two.close(), silent.close()]);
   });
 
   it("fails a wrong generation, an invalid header and an oversize body without writing; a gone PTY fails with write", async () => {
@@ -390,6 +393,15 @@ describe("colour-scheme reports and attention", () => {
     expect(r.info().attention).toBe(true);
     rc.type("k");
     await waitFor(() => !r.info().attention);
+    // a submission is user input too
+    const again = await server.createSession({ command: ["sh", "-c", "printf 'ding\\a'; exec cat > /dev/null"] });
+    const g = server.registry.get(again.id)!;
+    await waitFor(() => g.info().attention);
+    const gc = await connect(again.id, "attention-submitter");
+    await attached(gc);
+    gc.submit("sub-attention-1", "ok", "\r");
+    await waitFor(() => !g.info().attention, { message: "submission clears attention" });
+    await gc.close();
     // BEL inside an OSC title is no bell
     const titled = await server.createSession({ command: ["sh", "-c", "printf '\\e]0;title\\a'; echo done; sleep 100"] });
     const t = server.registry.get(titled.id)!;
