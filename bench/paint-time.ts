@@ -16,7 +16,7 @@
  * replay) was parsed.
  */
 import { chromium, type Browser, type BrowserContext, type Page } from "@playwright/test";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, readFileSync } from "node:fs";
 import config from "../playwright.config.ts";
 import { buildClientIfNeeded } from "../server/cli/build-client.ts";
 import { CLIENT_DIST } from "../server/server.ts";
@@ -31,15 +31,15 @@ import { waitUntil } from "./wait.ts";
 const ROUNDS = 5;
 const QUICK_ROUNDS = 3;
 /**
- * Text printed into the big session: real source (bench/corpus.ts), so xterm parses lines the way
- * it does a build log. With the PTY's CR per line it comes to just under the default ring, so the
- * ring holds all of it untruncated and the replay is the whole 4 MiB.
+ * The big session prints real source (bench/corpus.ts), so xterm parses lines the way it does a
+ * build log: as much of it as fills the default ring, with the PTY's CR per line and the end
+ * marker, to within this many bytes — untruncated, so the replay is the whole 4 MiB.
  */
-const BIG_OUTPUT_BYTES = 4_000_000;
+const FULL_RING_SLACK_BYTES = 1024;
 /** The last line of both programs: the screen is complete once it shows. */
 const END_MARKER = "END-OF-OUTPUT";
-/** The ring counts as full within this much of its capacity. */
-const FULL_RING_SLACK_BYTES = 128 * 1024;
+/** What the programs print after their text: `printf '\n<marker>\n'` through the PTY (CR LF each). */
+const TAIL_PTY_BYTES = 2 + END_MARKER.length + 2;
 /**
  * A reload that paints its local copy receives only framing: control, position and status frames
  * (a status frame is SessionInfo JSON, a few hundred bytes). More means it replayed.
@@ -118,6 +118,16 @@ async function deleteCopy(page: Page, sessionId: string): Promise<void> {
   );
 }
 
+/** How many bytes of `text` a PTY (onlcr: CR before each LF) turns into at most `budget` bytes. */
+function bytesFitting(text: Uint8Array, budget: number): number {
+  let pty = 0;
+  for (let i = 0; i < text.length; i++) {
+    pty += text[i] === 0x0a ? 2 : 1;
+    if (pty > budget) return i;
+  }
+  return text.length;
+}
+
 /** The session's ring once its program printed the end marker. */
 async function finishedRing(server: ServerProcess, id: string): Promise<{ end: number; truncated: boolean }> {
   const marker = Buffer.from(END_MARKER);
@@ -144,12 +154,13 @@ export async function benchPaintTime(ctx: BenchContext): Promise<BenchResult> {
   }
   buildClientIfNeeded(CLIENT_DIST);
   const rounds = ctx.quick ? QUICK_ROUNDS : ROUNDS;
-  const corpus = await ensureCorpus(BIG_OUTPUT_BYTES);
+  const corpus = await ensureCorpus(DEFAULT_BUFFER_BYTES);
+  const bigOutputBytes = bytesFitting(readFileSync(corpus.path), DEFAULT_BUFFER_BYTES - TAIL_PTY_BYTES - FULL_RING_SLACK_BYTES / 2);
   const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
   const browser = await chromium.launch({ ...launch, executablePath });
   try {
     const tail = `printf '\\n${END_MARKER}\\n'; exec sleep 100000`;
-    const big = await server.createSession({ command: ["/bin/bash", "--norc", "--noprofile", "-c", `cat "$0"; ${tail}`, corpus.path] });
+    const big = await server.createSession({ command: ["/bin/bash", "--norc", "--noprofile", "-c", `head -c ${bigOutputBytes} "$0"; ${tail}`, corpus.path] });
     const tiny = await server.createSession({ command: ["/bin/bash", "--norc", "--noprofile", "-c", tail] });
     const ring = await finishedRing(server, big.id);
     const tinyRing = await finishedRing(server, tiny.id);
