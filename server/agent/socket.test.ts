@@ -88,6 +88,21 @@ describe("WS /ws/agent access", () => {
     (await AgentSocket.connect(server, both.token)).close();
   });
 
+  it("closes a connection whose token expires while it is open", async () => {
+    const expiring = await createToken(server, ["terminal:read", "terminal:write"], 1);
+    const socket = await AgentSocket.connect(server, expiring.token);
+    socket.send({ type: "ping", id: "before" });
+    await socket.next((f) => f.type === "pong" && f.id === "before", "pong while the token is live");
+    // Each ping is checked against the token again; once it has expired the answer is a close, not a pong.
+    await waitFor(
+      () => {
+        if (socket.closeCode === null) socket.send({ type: "ping" });
+        return socket.closeCode === 1008;
+      },
+      { timeout: 5_000, interval: 100, message: "socket closed once its token expired" },
+    );
+  });
+
   it("closes a connection whose token is revoked, and every connection when the API is switched off", async () => {
     const agent = await createToken(server, ["terminal:read", "terminal:write"]);
     const byAgent = await AgentSocket.connect(server, agent.token);
