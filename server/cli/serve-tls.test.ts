@@ -152,8 +152,9 @@ describe("the login QR code", () => {
   });
 });
 
-describe.skipIf(!existsSync(BUN))("TLS under Bun", () => {
+describe("TLS under Bun", () => {
   it("serves HTTPS and WSS with the same flags", async () => {
+    expect(existsSync(BUN), `${BUN} is missing: run npm install`).toBe(true);
     const run = webmux(tls(), [BUN, "server/main.ts"]);
     const url = await listening(run);
     expect(url).toMatch(/^https:/);
