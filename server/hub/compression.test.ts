@@ -83,17 +83,22 @@ class RawClient {
    * so far and cutting off what came before yields each message.
    */
   texts(): string[] {
-    const out: string[] = [];
+    return this.messages().map((m) => m.toString("utf8"));
+  }
+
+  /** Every message's bytes, as the application sees them (inflated where it was compressed). */
+  messages(): Buffer[] {
+    const out: Buffer[] = [];
     const stream: Buffer[] = [];
     let before = 0;
     for (const frame of this.frames) {
       if (!frame.rsv1) {
-        out.push(frame.payload.toString("utf8"));
+        out.push(frame.payload);
         continue;
       }
       stream.push(frame.payload, Buffer.from([0x00, 0x00, 0xff, 0xff]));
       const all = inflateRawSync(Buffer.concat(stream), { finishFlush: zlib.Z_SYNC_FLUSH });
-      out.push(all.subarray(before).toString("utf8"));
+      out.push(Buffer.from(all.subarray(before)));
       before = all.length;
     }
     return out;
@@ -226,6 +231,36 @@ describe("message sizes on the wire", () => {
     expect(packed.frames[0]!.payload.length).toBeLessThan(text.length / 3);
     if (process.env.WEBMUX_REPORT_FIGURES) {
       console.info(`snapshot of ${sessions.length} sessions: ${Buffer.byteLength(text)} bytes plain, ${packed.frames[0]!.payload.length} compressed`);
+    }
+  });
+});
+
+describe("terminal stream compressed", () => {
+  it("sends each /ws/s/{id} frame compressed exactly when it is 128 bytes or more, and the stream reads unchanged", async () => {
+    const s = await server.createSession({ command: ["sh", "-c", "echo ready; exec cat"] });
+    try {
+      const raw = track(await RawClient.open(server.url, `/ws/s/${s.id}?compress=1&client=raw-compress-1`, { offer: true, headers: auth() }));
+      expect(raw.headers["sec-websocket-extensions"]).toMatch(/^permessage-deflate/);
+      const typed = "x".repeat(400);
+      // Masked client frames: input typed into cat, which echoes it (a large output frame) and prints it again.
+      const sendInput = (text: string) => {
+        const payload = Buffer.concat([Buffer.from([0x00]), Buffer.from(text)]);
+        const mask = randomBytes(4);
+        const header = payload.length < 126 ? Buffer.from([0x82, 0x80 | payload.length]) : Buffer.from([0x82, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+        raw.socket.write(Buffer.concat([header, mask, Buffer.from(payload.map((b, i) => b ^ mask[i % 4]!))]));
+      };
+      await waitFor(() => raw.messages().some((m) => m[0] === 0x02), { message: "status frame" });
+      sendInput("y\r");
+      sendInput(typed + "\r");
+      await waitFor(() => raw.messages().filter((m) => m[0] === 0x00).map((m) => m.subarray(1).toString()).join("").split(typed).length >= 3, { message: "echo and cat of the long line" });
+      const messages = raw.messages();
+      raw.frames.forEach((frame, i) => expect(frame.rsv1).toBe(messages[i]!.length >= COMPRESSION_THRESHOLD_BYTES));
+      // Both kinds occur: small frames (the echo of "y") and large ones (status, the long line).
+      expect(raw.frames.some((f) => f.rsv1)).toBe(true);
+      expect(raw.frames.some((f) => !f.rsv1 && f.payload[0] === 0x00)).toBe(true);
+      expect(messages.map((m) => m[0])).toEqual(expect.arrayContaining([0x06, 0x04, 0x01, 0x02, 0x00]));
+    } finally {
+      await server.api(`/api/sessions/${s.id}`, { method: "DELETE" });
     }
   });
 });
