@@ -58,6 +58,27 @@ describe("Session on a real bash", () => {
     expect([s.ring.start, s.ring.end]).toEqual([0, Buffer.byteLength(`run-${secondPid}\r\n`)]);
   });
 
+  it("never repeats a generation, within a run or across server runs", async () => {
+    const first = makeRegistry();
+    const second = new SessionRegistry({ shell: "/bin/bash", bufferBytes: 1024 * 1024, spawnPty });
+    try {
+      const a = first.create({ command: ["true"] });
+      const b = second.create({ command: ["true"] });
+      expect(first.bootId).not.toBe(second.bootId);
+      expect(a.generation).not.toBe(b.generation); // both are the first run of a fresh server
+      const seen = new Set([a.generation]);
+      for (let i = 0; i < 3; i++) {
+        await exited(a);
+        await a.restart();
+        expect(seen.has(a.generation)).toBe(false);
+        seen.add(a.generation);
+      }
+      await exited(a);
+    } finally {
+      await second.closeAll();
+    }
+  });
+
   it("keeps an exited session's buffer and exit code until it is restarted", async () => {
     const s = makeRegistry().create({ command: ["sh", "-c", "echo last-words; exit 3"] });
     await exited(s);
