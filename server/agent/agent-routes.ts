@@ -73,9 +73,9 @@ export function registerAgentRoutes(app: App, api: AgentApi): void {
     api.requireEnabled();
     requireCapability(ctx, "terminal:read");
     const scrollback = queryInt(ctx.url, "scrollback", 0, MAX_READ_SCROLLBACK_LINES);
-    queryBoolean(ctx.url, "strip_ansi"); // validated; the screen is text already (see docs/agent-api.md)
+    const stripAnsi = queryBoolean(ctx.url, "strip_ansi") ?? true;
     const session = api.resolvePane(ctx.url.searchParams.get("pane_id") ?? undefined, false);
-    const screen = await session.screen.read({ scrollback: scrollback ?? 0 });
+    const screen = await session.screen.read({ scrollback: scrollback ?? 0, styled: !stripAnsi });
     return {
       pane_id: session.id,
       lines: screen.lines,

@@ -151,6 +151,21 @@ describe("POST /api/agent/send and GET /api/agent/read", () => {
     // "active" is the session used last: the one we just typed into
     expect((await get<AgentReadResponse>(server, "/api/agent/read")).body.pane_id).toBe(pane);
   });
+
+  it("reads colours as SGR escapes with strip_ansi=false, and plain text by default", async () => {
+    const pane = (await shellSession(server, "bash")).id;
+    await atPrompt(server, pane);
+    await post(server, "/api/agent/send", { pane_id: pane, command: "printf 'ok \\033[1;31mFAILED\\033[0m 3\\n'" });
+    const styled = await waitFor(async () => {
+      const r = await get<AgentReadResponse>(server, `/api/agent/read?pane_id=${pane}&strip_ansi=false&scrollback=10`);
+      return r.body.lines.find((line) => line.includes("FAILED") && !line.includes("printf")) ?? null;
+    }, { message: "the coloured line on screen" });
+    expect(styled).toBe("ok \x1b[0;1;31mFAILED\x1b[0m 3");
+    const plain = (await get<AgentReadResponse>(server, `/api/agent/read?pane_id=${pane}`)).body.lines;
+    expect(plain).toContain("ok FAILED 3");
+    expect(plain.join("\n")).not.toContain("\x1b");
+    expect((await get(server, `/api/agent/read?pane_id=${pane}&strip_ansi=maybe`)).status).toBe(400);
+  });
 });
 
 describe('pane_id "auto" / "active"', () => {

@@ -11,7 +11,7 @@
 export type ScreenSize = { cols: number; rows: number };
 
 export type ReadResult = {
-  /** the visible screen, one string per row, right-trimmed */
+  /** the visible screen, one string per row, right-trimmed (with SGR escapes when `styled`, see styled-line.js) */
   lines: string[];
   /** the last N lines of the normal buffer's scrollback, oldest first, right-trimmed */
   scrollback: string[];
@@ -22,7 +22,7 @@ export type ReadResult = {
 export type ScreenRequest =
   | { kind: "serialize"; scrollback?: number }
   | { kind: "preview" }
-  | { kind: "read"; scrollback: number };
+  | { kind: "read"; scrollback: number; styled: boolean };
 
 export type ScreenReply = {
   serialize: string;

@@ -267,11 +267,12 @@ export class HeadlessScreen {
 
   /** Visible rows, the last `scrollback` lines of history (default 0, at most
    * MAX_READ_SCROLLBACK_LINES) and the 0-based cursor; `cursor.col` may equal cols when
-   * a wrap is pending after the last column. */
-  read(opts?: { scrollback?: number }): Promise<ReadResult> {
+   * a wrap is pending after the last column. `styled`: lines carry their colours and
+   * emphasis as SGR escapes (the Agent API's `strip_ansi: false`). */
+  read(opts?: { scrollback?: number; styled?: boolean }): Promise<ReadResult> {
     const wanted = Math.floor(opts?.scrollback ?? 0);
     const scrollback = Math.max(0, Math.min(MAX_READ_SCROLLBACK_LINES, Number.isFinite(wanted) ? wanted : 0));
-    return this.request({ kind: "read", scrollback });
+    return this.request({ kind: "read", scrollback, styled: opts?.styled ?? false });
   }
 
   /** Called (at most about every 250 ms) after the visible text changed. */

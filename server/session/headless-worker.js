@@ -17,6 +17,7 @@
 import { parentPort } from "node:worker_threads";
 import xtermHeadless from "@xterm/headless";
 import serializeAddon from "@xterm/addon-serialize";
+import { styledLine } from "./styled-line.js";
 
 /** @typedef {import("./headless-protocol.ts").ToWorker} ToWorker */
 /** @typedef {import("./headless-protocol.ts").FromWorker} FromWorker */
@@ -130,17 +131,17 @@ function answer(screen, body) {
     case "read": {
       // The alternate screen has no scrollback: history always comes from the normal buffer.
       const normal = screen.term.buffer.normal;
-      const scrollback = [];
-      for (let y = Math.max(0, normal.baseY - body.scrollback); y < normal.baseY; y++) {
-        scrollback.push(normal.getLine(y)?.translateToString(true).trimEnd() ?? "");
-      }
       const active = screen.term.buffer.active;
+      const scratch = active.getNullCell();
+      /** @param {import("@xterm/headless").IBuffer} buffer @param {number} y */
+      const lineAt = (buffer, y) =>
+        body.styled ? styledLine(buffer.getLine(y), scratch) : (buffer.getLine(y)?.translateToString(true).trimEnd() ?? "");
+      const scrollback = [];
+      for (let y = Math.max(0, normal.baseY - body.scrollback); y < normal.baseY; y++) scrollback.push(lineAt(normal, y));
+      const lines = [];
+      for (let row = 0; row < screen.term.rows; row++) lines.push(lineAt(active, active.baseY + row));
       /** @type {ReadResult} */
-      const result = {
-        lines: visibleLines(screen),
-        scrollback,
-        cursor: { row: active.cursorY, col: active.cursorX },
-      };
+      const result = { lines, scrollback, cursor: { row: active.cursorY, col: active.cursorX } };
       return result;
     }
   }
