@@ -4,13 +4,13 @@ import type { Session } from "../session/session.ts";
 /**
  * Which session `pane_id: "auto"` / `"active"` means: the running session a person (or an
  * agent) used last. Use is seen as: the session was created, a client attached (its client
- * count grew), a person's input cleared its attention flag, a person's command started (a
- * shell with integration: ./agent-api.ts), or the Agent API typed into it.
+ * count grew), a person typed or submitted into it (any program, not only a shell), a
+ * person's command started (a shell with integration: ./agent-api.ts), or the Agent API
+ * typed into it.
  */
 export class ActiveSession {
   private readonly lastUsed = new Map<string, number>();
   private readonly clients = new Map<string, number>();
-  private readonly attention = new Map<string, boolean>();
   private clock = 0;
   private readonly unsubscribe: Array<() => void>;
 
@@ -18,13 +18,13 @@ export class ActiveSession {
     for (const s of registry.list()) this.note(s.id);
     this.unsubscribe = [
       registry.events.on("created", (s) => this.note(s.id)),
+      registry.events.on("input", (s) => this.note(s.id)),
       registry.events.on("updated", (s, previewOnly) => {
         if (!previewOnly) this.observe(s);
       }),
       registry.events.on("removed", (id) => {
         this.lastUsed.delete(id);
         this.clients.delete(id);
-        this.attention.delete(id);
       }),
     ];
   }
@@ -58,8 +58,5 @@ export class ActiveSession {
     const clients = s.clients;
     if (clients > (this.clients.get(s.id) ?? 0)) this.note(s.id);
     this.clients.set(s.id, clients);
-    const attention = s.attention;
-    if (this.attention.get(s.id) === true && !attention) this.note(s.id);
-    this.attention.set(s.id, attention);
   }
 }

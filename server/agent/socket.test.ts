@@ -183,4 +183,21 @@ describe('pane_id "auto" / "active"', () => {
     expect((await run(server, { command: "echo where" })).body.pane_id).toBe(typedInto);
     await person.close();
   });
+
+  it("follows keystrokes into a program that is not a shell, and not auto-replies", async () => {
+    const created = await server.api("/api/sessions", { method: "POST", headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" }, body: JSON.stringify({ command: ["cat"] }) });
+    const program = ((await created.json()) as { id: string }).id;
+    const person = await TerminalClient.connect(server.url, program, { token: server.token, client: "person-cat" });
+    await person.waitForFrames((frames) => frames.some((f) => f.type === "status"));
+    const later = (await shellSession(server, "bash")).id;
+    expect((await get<AgentReadResponse>(server, "/api/agent/read")).body.pane_id).toBe(later);
+
+    person.autoReply("\x1b[1;1R"); // a terminal's answer is not a person using the session
+    await person.roundTrip();
+    expect((await get<AgentReadResponse>(server, "/api/agent/read")).body.pane_id).toBe(later);
+
+    person.type("typed into cat\r");
+    await waitFor(async () => (await get<AgentReadResponse>(server, "/api/agent/read")).body.pane_id === program, { message: "the cat session active" });
+    await person.close();
+  });
 });

@@ -252,7 +252,7 @@ async function standalone(source: SessionListSource, principal: Principal, optio
   };
 }
 
-function fakeSource(sessions: ListedSession[]): SessionListSource {
+function fakeSource(sessions: ListedSession[]): SessionListSource & { events: Emitter<ListEvents> } {
   return { events: new Emitter<ListEvents>(), get: (id) => sessions.find((s) => s.id === id), list: () => sessions };
 }
 

@@ -14,7 +14,7 @@ export type ListedSession = { readonly id: string; info(): SessionInfo };
 
 /** What the list needs of the registry (SessionRegistry fits). */
 export type SessionListSource = {
-  readonly events: Emitter<{ created: [session: ListedSession]; updated: [session: ListedSession, previewOnly: boolean]; removed: [id: string] }>;
+  readonly events: Pick<Emitter<{ created: [session: ListedSession]; updated: [session: ListedSession, previewOnly: boolean]; removed: [id: string] }>, "on">;
   get(id: string): ListedSession | undefined;
   list(): ListedSession[];
 };

@@ -266,7 +266,7 @@ export class TerminalStream {
       case "input":
         if (!this.claim(conn)) return;
         session.write(message.data);
-        session.clearAttention();
+        session.noteUserInput();
         return;
       case "autoReply":
         if (!conn.canControl || !session.lease.mayAutoReply(conn)) return;
@@ -301,7 +301,7 @@ export class TerminalStream {
             drained: () => session.drained(),
           },
         );
-        session.clearAttention();
+        session.noteUserInput();
         this.deliver(outcome.now);
         if (outcome.settled) {
           const id = message.header.id;

@@ -47,6 +47,8 @@ export type RegistryEvents = {
   /** `previewOnly` when nothing but the preview lines changed. */
   updated: [session: Session, previewOnly: boolean];
   removed: [id: string];
+  /** A person typed into a session (Session's `input`). */
+  input: [session: Session];
 };
 
 export class SessionNotFound extends Error {}
@@ -101,6 +103,7 @@ export class SessionRegistry {
       hybrid: request.hybrid,
     });
     session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
+    session.events.on("input", () => this.events.emit("input", session));
     if (!request.hybrid) {
       try {
         session.start();

@@ -42,6 +42,8 @@ export type SessionEvents = {
   /** A tracked DEC private mode changed (2031 among them), after the output that changed it. */
   mode: [mode: number, on: boolean];
   attention: [];
+  /** A person typed or submitted (never an auto-reply): what makes a session the "active" one. */
+  input: [];
 };
 
 /**
@@ -236,6 +238,12 @@ export class Session {
     this._attention = true;
     this.events.emit("attention");
     this.touch(false);
+  }
+
+  /** A person's input (0x00, 0x03; never an auto-reply): clears the attention flag. */
+  noteUserInput(): void {
+    this.events.emit("input");
+    this.clearAttention();
   }
 
   /** User input clears the attention flag (auto-replies must not call this). */
