@@ -71,8 +71,12 @@ export function flagOrEnv(
   return env[envName(name)];
 }
 
+/** Flags and their help line up in one column, at least this far in. */
+const USAGE_HELP_COLUMN = 28;
+
 export function usage(specs: FlagSpec[]): string {
-  return specs
-    .map((s) => `  --${s.name}${s.kind === "string" ? " <value>" : ""}`.padEnd(28) + s.help + (s.env === false ? "" : ` [${envName(s.name)}]`))
-    .join("\n");
+  const flags = specs.map((s) => `  --${s.name}${s.kind === "string" ? " <value>" : ""}`);
+  // A flag longer than the column pushes the whole column right, so no help runs into its flag.
+  const column = Math.max(USAGE_HELP_COLUMN, ...flags.map((f) => f.length + 2));
+  return specs.map((s, i) => flags[i]!.padEnd(column) + s.help + (s.env === false ? "" : ` [${envName(s.name)}]`)).join("\n");
 }

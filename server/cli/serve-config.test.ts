@@ -36,6 +36,16 @@ describe("DESIGN.md's serve flags", () => {
     expect(line, flag).toBeDefined();
     expect(line).toContain(`[${variable}]`);
   });
+
+  it("--help keeps every flag apart from its help, in one column", () => {
+    const lines = usage(SERVE_FLAGS).split("\n");
+    const helpStarts = lines.map((line) => {
+      const flag = /^ {2}--\S+(?: <value>)?( {2,})\S/.exec(line);
+      expect(flag, line).not.toBeNull();
+      return flag![0].length - 1;
+    });
+    expect(new Set(helpStarts).size).toBe(1);
+  });
 });
 
 describe("serve connection limits", () => {
