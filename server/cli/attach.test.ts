@@ -289,14 +289,14 @@ describe("webmux attach", () => {
     }
   });
 
-  it("reports the program's end when the session is killed while attached", async () => {
+  it("says the session was deleted when it is killed while attached", async () => {
     const s = await server.createSession();
     const t = outer(["attach", s.id]);
     await t.waitForOutput(PROMPT);
     await server.api(`/api/sessions/${s.id}`, { method: "DELETE" });
-    // bash ends on the SIGHUP a kill sends: 128 + 1
-    expect(await t.exitCode()).toBe(129);
-    expect(t.output).toContain(`session ${s.id} has exited with status 129`);
+    expect(await t.exitCode()).toBe(1);
+    expect(t.output).toContain(`session ${s.id} is gone (session deleted)`);
+    expect(t.output).not.toContain("has exited");
   });
 
   it("shows an exited session's final screen and exits with its status (4410)", async () => {

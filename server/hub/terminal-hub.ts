@@ -24,6 +24,7 @@ export class TerminalHub {
     private readonly registry: SessionRegistry,
     private readonly acceptor: WebSocketAcceptor,
   ) {
+    registry.events.on("removing", (id) => this.streams.get(id)?.closeAll(CloseCode.NOT_FOUND, "session deleted"));
     registry.events.on("removed", (id) => {
       const stream = this.streams.get(id);
       if (!stream) return;

@@ -210,6 +210,18 @@ describe("close codes and hostile input", () => {
     }
   });
 
+  it("closes viewers of a deleted session with 4404 \"session deleted\", not with the hang-up's exit status", async () => {
+    const s = await shell();
+    const clients = await Promise.all([connect(s.id), connect(s.id)]);
+    for (const c of clients) await c.waitForText("$ ");
+    expect((await server.api(`/api/sessions/${s.id}`, { method: "DELETE" })).status).toBe(204);
+    for (const c of clients) {
+      expect(await c.closed()).toBe(CloseCode.NOT_FOUND);
+      expect(c.closeReason).toBe("session deleted");
+      expect(c.types()).not.toContain("exit");
+    }
+  });
+
   it("survives random bytes as client frames; the session and other clients carry on", async () => {
     const s = await shell();
     const good = await connect(s.id, { client: "good-client" });

@@ -64,6 +64,7 @@ export class HybridManager {
   constructor(private readonly options: HybridManagerOptions) {
     this.adapters = options.adapters ?? defaultAdapters();
     options.terminals.setAttachGate((id) => this.entries.get(id)?.hybrid.terminalRefusal() ?? null);
+    options.registry.events.on("removing", (id) => this.entries.get(id)?.room.closeAll(CloseCode.NOT_FOUND, "session deleted"));
     options.registry.events.on("removed", (id) => void this.forget(id));
   }
 

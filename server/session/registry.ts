@@ -46,6 +46,8 @@ export type RegistryEvents = {
   created: [session: Session];
   /** `previewOnly` when nothing but the preview lines changed. */
   updated: [session: Session, previewOnly: boolean];
+  /** A delete began: the session is out of the list and its program is being ended. */
+  removing: [id: string];
   removed: [id: string];
   /** A person typed into a session (Session's `input`). */
   input: [session: Session];
@@ -144,6 +146,8 @@ export class SessionRegistry {
   async remove(id: string): Promise<void> {
     const session = this.require(id);
     this.sessions.delete(id);
+    // Viewers hear "deleted" now, not the hang-up's exit status a moment later.
+    this.events.emit("removing", id);
     await session.dispose();
     this.events.emit("removed", id);
   }
