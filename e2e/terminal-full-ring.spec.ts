@@ -13,6 +13,15 @@ const RING_BYTES = 4 * 1024 * 1024;
 const OUTPUT_BYTES = 4_150_000;
 /** A 4 MiB replay on a busy CI machine can take seconds; this bounds a wedge, it does not race. */
 const SLOW_MS = 30_000;
+/** How much slower the page's CPU runs during the fresh replay, so that it outlasts the overlay's delay. */
+const CPU_SLOWDOWN = 6;
+/** Page script: sets `window.overlaySeen` once the "Restoring…" overlay is in the page. */
+const OVERLAY_WATCH = `
+  window.overlaySeen = false;
+  new MutationObserver(() => {
+    if (document.querySelector(".term-overlay")?.textContent?.includes("Restoring…")) window.overlaySeen = true;
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+`;
 /** Control, position and status frames: what a resume with nothing missing costs. */
 const FRAMING_MAX_BYTES = 4_096;
 
@@ -36,13 +45,19 @@ test("a full 4 MiB ring replays behind the overlay; a reload paints the IndexedD
   expect(ring.end).toBeGreaterThan(RING_BYTES - 64 * 1024);
 
   await logIn(context, server);
+  // The overlay waits OVERLAY_DELAY_MS before it shows, and a fast machine can parse 4 MiB in about
+  // that time: a slowed CPU makes the replay long for certain, and a MutationObserver notes the
+  // overlay however briefly it is there (polling for it would race).
+  await page.addInitScript({ content: OVERLAY_WATCH });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Emulation.setCPUThrottlingRate", { rate: CPU_SLOWDOWN });
   const fresh = recordTerminalFrames(page);
   await page.goto(`${server.url}/s/${session.id}`);
-  // A 4 MiB parse takes far longer than the overlay's delay: it shows, then goes.
-  await page.locator(".term-overlay").filter({ hasText: "Restoring…" }).waitFor({ state: "visible", timeout: SLOW_MS });
   await waitForPhase(page, "live", SLOW_MS);
   await waitForText(page, /^END-OF-OUTPUT$/m, SLOW_MS);
   await expect(page.locator(".term-overlay")).toBeHidden({ timeout: SLOW_MS });
+  await cdp.send("Emulation.setCPUThrottlingRate", { rate: 1 });
+  expect(await page.evaluate("window.overlaySeen")).toBe(true);
   expect(positionsOf(fresh)).toEqual([{ generation: session.generation, mode: "reset", start: 0, end: ring.end, truncated: false }]);
   const snapshots = fresh.received.filter((f) => f.opcode === 0x01);
   expect(snapshots.map((f) => f.bytes - 1)).toEqual([ring.end]);
