@@ -6,15 +6,15 @@
  * shares the machine with the server: in both arms every client is a FrameCounter
  * (frame-counter.ts), a minimal reader that parses frames off the socket and only counts output
  * bytes — what `websocat … > /dev/null` would cost, not what a WebSocket library's copying costs
- * — and readerCpuMs in the detail says what the readers took. The arms alternate; the figure is
- * their medians.
+ * — and readerCpuMs in the detail says what the readers took. The arms alternate; value and
+ * baseline are their medians, the ratio the median of the paired rounds (stats.ts pairedRatio).
  */
 import { catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
 import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess } from "./server-process.ts";
-import { median, MIB, round } from "./stats.ts";
+import { median, MIB, pairedRatio, round } from "./stats.ts";
 import { catRunDetail } from "./ws-throughput.ts";
 
 /** The issue's audience: one controller and ten observers. */
@@ -63,6 +63,7 @@ export async function benchFanOut(ctx: BenchContext): Promise<BenchResult> {
         unit: "MB/s",
         value: median(fanOut.map((r) => r.mbps)),
         baseline: median(single.map((r) => r.mbps)),
+        ratio: pairedRatio(fanOut.map((r) => r.mbps), single.map((r) => r.mbps)),
         baselineLabel: "1 client",
         goal: { on: "ratio", op: ">=", target: 0.8, source: "issue 9 #2" },
         valid: fanOut.every((r) => r.complete) && single.every((r) => r.complete),
@@ -70,6 +71,7 @@ export async function benchFanOut(ctx: BenchContext): Promise<BenchResult> {
           corpusBytes: corpus.bytes,
           expectedPtyBytes: corpus.ptyBytes,
           clients: OBSERVERS + 1,
+          ratioOfMedians: round(median(fanOut.map((r) => r.mbps)) / median(single.map((r) => r.mbps))),
           fanOut: fanOutRuns,
           singleClient: catRunDetail(single),
           note:

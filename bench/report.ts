@@ -42,6 +42,8 @@ export type FigureInput = {
   goal?: Goal | null;
   /** a figure can fail for a reason the goal does not see (e.g. bytes missing) */
   valid?: boolean;
+  /** the ratio when it is not value / baseline: alternating arms give the median of paired rounds (stats.ts pairedRatio) */
+  ratio?: number;
   detail?: Record<string, unknown>;
 };
 
@@ -83,7 +85,7 @@ function meets(goal: Goal, value: number, ratio: number | null): boolean | null 
 /** A figure with its ratio and verdict computed. */
 export function figure(input: FigureInput): Figure {
   const baseline = input.baseline ?? null;
-  const ratio = baseline === null || baseline === 0 ? null : input.value / baseline;
+  const ratio = input.ratio ?? (baseline === null || baseline === 0 ? null : input.value / baseline);
   const goal = input.goal ?? null;
   let pass = goal ? meets(goal, input.value, ratio) : null;
   if (input.valid === false) pass = false;

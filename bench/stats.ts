@@ -17,6 +17,17 @@ export function median(samples: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * The median of per-round ratios `values[i] / baselines[i]` of arms that alternate round by
+ * round. A ratio of the two medians lets drift in the machine's speed across the rounds (warm-up,
+ * a neighbour's load) pair one arm's slow round with the other's fast one; a round's two runs
+ * sit side by side in time, so their ratio cancels the drift.
+ */
+export function pairedRatio(values: readonly number[], baselines: readonly number[]): number {
+  if (values.length !== baselines.length) throw new Error("pairedRatio: arms of unequal length");
+  return median(values.map((v, i) => v / baselines[i]!));
+}
+
 /** Rounded for reports: enough digits to compare, not so many that the JSON lies about precision. */
 export function round(n: number, digits = 3): number {
   const f = 10 ** digits;

@@ -4,14 +4,15 @@
  * with node-pty. Both arms run the same program and stop the clock on the same event, the last
  * byte of an end marker (see cat-stream.ts); the exit delay is reported beside it. The WebSocket
  * client is a FrameCounter (frame-counter.ts), a minimal reader that only counts, so the figure is
- * the server's cost rather than a client library's. The arms alternate; the figure is their medians.
+ * the server's cost rather than a client library's. The arms alternate; value and baseline are their
+ * medians, the ratio the median of the paired rounds (stats.ts pairedRatio).
  */
 import { catDirect, catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
 import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess } from "./server-process.ts";
-import { median, MIB, round } from "./stats.ts";
+import { median, MIB, pairedRatio, round } from "./stats.ts";
 
 /** Runs per arm: an odd count, so the median is one real run; five, because one run of a loaded machine can be off by 2×. */
 const RUNS = 5;
@@ -64,12 +65,14 @@ export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult>
         unit: "MB/s",
         value: median(serverRuns.map((r) => r.mbps)),
         baseline: median(directRuns.map((r) => r.mbps)),
+        ratio: pairedRatio(serverRuns.map((r) => r.mbps), directRuns.map((r) => r.mbps)),
         baselineLabel: "PTY direct",
         goal: { on: "ratio", op: ">=", target: 0.9, source: "issues 3 and 9 (ttyd: 0.70)" },
         valid: webSocket.complete,
         detail: {
           corpusBytes: corpus.bytes,
           expectedPtyBytes: corpus.ptyBytes,
+          ratioOfMedians: round(median(serverRuns.map((r) => r.mbps)) / median(directRuns.map((r) => r.mbps))),
           webSocket,
           direct: catRunDetail(directRuns),
           note:
