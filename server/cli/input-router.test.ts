@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseDetachKey } from "./detach-key.ts";
-import { HELD_SEQUENCE_MS, InputRouter, REPLY_WINDOW_MS, type InputAction } from "./input-router.ts";
+import { HELD_SEQUENCE_MS, InputRouter, LOCAL_REPLY_WINDOW_MS, REPLY_WINDOW_MS, type InputAction } from "./input-router.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (d: Uint8Array) => new TextDecoder().decode(d);
@@ -77,6 +77,19 @@ describe("InputRouter: keystrokes or replies", () => {
     expect(show(actions)).toEqual(['local:"\\u001b]11;rgb:0000/0000/0000\\u0007"', 'reply:"\\u001b]11;rgb:0000/0000/0000\\u0007"']);
     for (const a of actions) if (a.kind === "local") a.onReply(a.data);
     expect(seen).toEqual(["\x1b]11;rgb:0000/0000/0000\x07"]);
+  });
+
+  it("keeps the CLI's own query open past the program's window: a slow link's late answer never reaches the program", () => {
+    const { r, advance } = router();
+    r.expect("osc11", "local", () => {});
+    r.expect("cpr", "program");
+    advance(REPLY_WINDOW_MS + 3_000);
+    expect(show(r.route(bytes("\x1b]11;rgb:0000/0000/0000\x07")))[0]).toMatch(/^local:/);
+    // The program's query did expire: its late answer is `CSI 1 ; 5 R`, which is also Ctrl+F3.
+    expect(show(r.route(bytes("\x1b[1;5R")))).toEqual(['input:"\\u001b[1;5R"']);
+    r.expect("osc11", "local", () => {});
+    advance(LOCAL_REPLY_WINDOW_MS);
+    expect(show(r.route(bytes("\x1b]11;rgb:0000/0000/0000\x07")))[0]).toMatch(/^reply:/);
   });
 
   it("dropLocal forgets the CLI's own unanswered queries, so a later answer goes to the program", () => {

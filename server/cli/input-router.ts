@@ -10,7 +10,8 @@
  *     `CSI ? 997 ; n n`), `CSI ? … u`, `CSI <digits> t`, any `OSC N ; …`, `DCS !|`, `DCS >|`,
  *     `DCS 1$r`, `DCS 1+r`. Everything else (text, arrows, function keys) is a keystroke.
  *  2. A reply-shaped sequence answers the oldest unanswered query of its kind written to the local
- *     terminal in the last REPLY_WINDOW_MS (QueryScanner saw it); whoever wrote that query owns it:
+ *     terminal in the last REPLY_WINDOW_MS (QueryScanner saw it; the CLI's own queries wait up to
+ *     LOCAL_REPLY_WINDOW_MS); whoever wrote that query owns it:
  *     the program (forwarded as 0x06), a replayed snapshot (dropped: that query was answered long
  *     ago), or the CLI itself (consumed).
  *  3. With no such query outstanding, a reply shape no key produces is still a late or unsolicited
@@ -21,6 +22,11 @@ import type { DetachKey } from "./detach-key.ts";
 
 /** A terminal answers a query within milliseconds locally and well within this over a slow SSH link. */
 export const REPLY_WINDOW_MS = 2_000;
+/**
+ * The CLI's own queries wait longer: their answers must never reach the program (spec), and each
+ * is followed by a DA1 sentinel whose answer settles it (dropLocal) however slow the link is.
+ */
+export const LOCAL_REPLY_WINDOW_MS = 60_000;
 /** A part of a possible reply at the end of a read waits this long for its rest before it counts as typed. */
 export const HELD_SEQUENCE_MS = 50;
 /** Outstanding queries kept at most: a program spamming queries the terminal ignores cannot grow memory. */
@@ -60,7 +66,8 @@ export class InputRouter {
   /** A query was written to the local terminal; its answer will come on stdin. */
   expect(kind: ReplyKind, owner: QueryOwner, onReply?: (reply: Uint8Array) => void): void {
     if (this.expectations.length >= MAX_OUTSTANDING_QUERIES) this.expectations.shift();
-    this.expectations.push({ kind, owner, expiresAt: this.now() + REPLY_WINDOW_MS, ...(onReply ? { onReply } : {}) });
+    const window = owner === "local" ? LOCAL_REPLY_WINDOW_MS : REPLY_WINDOW_MS;
+    this.expectations.push({ kind, owner, expiresAt: this.now() + window, ...(onReply ? { onReply } : {}) });
   }
 
   /** Forget the CLI's own queries written before now (the terminal skipped them: a later one was answered). */
