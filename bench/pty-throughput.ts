@@ -21,8 +21,8 @@ import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { median, megabytesPerSecond, MIB, pairedRatio, round } from "./stats.ts";
 
-/** Runs per arm: enough for a median that one or two noisy rounds cannot move. */
-const RUNS = 7;
+/** Rounds: on a noisy 2-core VM one arm alone swings 2× between rounds; 11 paired rounds keep the median ratio within a few percent. */
+const RUNS = 11;
 const QUICK_RUNS = 3;
 /** A short `cat` per arm first, so worker start-up and JIT warm-up stay out of the figures. */
 const WARMUP_BYTES = 2 * MIB;
