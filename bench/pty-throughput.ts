@@ -21,7 +21,7 @@ import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { median, megabytesPerSecond, MIB, pairedRatio, round } from "./stats.ts";
 
-/** Rounds: on a noisy 2-core VM one arm alone swings 2× between rounds; 11 paired rounds keep the median ratio within a few percent. */
+/** Rounds: on a noisy 2-core VM one arm alone can swing 2× between rounds, so the median needs many pairs. */
 const RUNS = 11;
 const QUICK_RUNS = 3;
 /** A short `cat` per arm first, so worker start-up and JIT warm-up stay out of the figures. */
