@@ -26,6 +26,13 @@ import { createXterm, searchDecorations } from "./xterm-setup.ts";
 
 /** A replay written faster than this shows no overlay: it would only flicker. */
 export const OVERLAY_DELAY_MS = 150;
+/**
+ * A reset snapshot goes to xterm in slices of this size: xterm parses one written chunk without
+ * yielding, so a 4 MiB snapshot as one chunk would block the page for its whole parse and the
+ * overlay's timer could never fire; between slices xterm yields, the overlay shows and the page
+ * stays responsive. (xterm keeps its parser and UTF-8 state across writes.)
+ */
+const SNAPSHOT_SLICE_BYTES = 128 * 1024;
 
 const RIS = "\x1bc";
 const encoder = new TextEncoder();
@@ -192,7 +199,11 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     const chunk = new Uint8Array(prefix.length + data.length);
     chunk.set(prefix);
     chunk.set(data, prefix.length);
-    writeAt(chunk, at.generation, at.end, () => {
+    for (let start = 0; start + SNAPSHOT_SLICE_BYTES < chunk.length; start += SNAPSHOT_SLICE_BYTES) {
+      terminal.write(chunk.subarray(start, start + SNAPSHOT_SLICE_BYTES));
+    }
+    const lastStart = Math.max(0, Math.ceil(chunk.length / SNAPSHOT_SLICE_BYTES) - 1) * SNAPSHOT_SLICE_BYTES;
+    writeAt(chunk.subarray(lastStart), at.generation, at.end, () => {
       setWritingReplay(false);
       hideOverlay();
       awaitingPaint = firstPaintMs === null;
