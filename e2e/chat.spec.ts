@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { Page, WebSocket as PwWebSocket } from "@playwright/test";
 import type { SessionInfo } from "../server/contract/types.ts";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
-import { logIn, pressInTerminal, typeInTerminal, waitForPhase, waitForText, type PageGlobals } from "./terminal-helpers.ts";
+import { logIn, pressInTerminal, typeInTerminal, waitForPhase, waitForServiceWorker, waitForText, type PageGlobals } from "./terminal-helpers.ts";
 
 const FAKE_CLAUDE = fileURLToPath(new URL("../server/hybrid/fake-agent/fake-claude.mjs", import.meta.url));
 const SCREENSHOTS = join(import.meta.dirname, "..", "test-results", "screenshots");
@@ -75,15 +75,6 @@ function sidewaysOverflow(page: Page): Promise<number> {
     const root = (globalThis as unknown as PageGlobals).document.documentElement;
     return root.scrollWidth - root.clientWidth;
   });
-}
-
-type ServiceWorkerGlobals = { navigator: { serviceWorker: { ready: Promise<unknown>; controller: unknown } } };
-
-async function waitForServiceWorker(page: Page): Promise<void> {
-  await page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.ready);
-  await expect
-    .poll(() => page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.controller !== null))
-    .toBe(true);
 }
 
 test("a send renders the assistant's Markdown reply, code blocks as <pre><code>", async ({ page, server }) => {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures.ts";
-import { createNodeSession, logIn, openTerminal, waitForPhase, waitForText } from "./terminal-helpers.ts";
+import { createNodeSession, logIn, openTerminal, waitForPhase, waitForServiceWorker, waitForText } from "./terminal-helpers.ts";
 
 /** A program that appends every byte it reads (raw mode: no echo, no line editing) to a file. */
 const recorder = (file: string) => `
@@ -29,17 +29,6 @@ async function compose(page: Page, text: string): Promise<void> {
 }
 
 const draft = (page: Page, body: string) => page.locator(".compose__draft", { hasText: body });
-
-/** What the specs read of the page's service worker (the e2e type check has no DOM library). */
-type ServiceWorkerGlobals = { navigator: { serviceWorker: { ready: Promise<unknown>; controller: unknown } } };
-
-/** The service worker controls the page, so a reload while offline still gets the app shell. */
-async function waitForServiceWorker(page: Page): Promise<void> {
-  await page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.ready);
-  await expect
-    .poll(() => page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.controller !== null))
-    .toBe(true);
-}
 
 test("drafts written offline survive a reload and reach the program once, in order", async ({ page, server }) => {
   const file = join(await mkdtemp(join(tmpdir(), "webmux-compose-")), "input");

@@ -15,7 +15,7 @@
 import type { BrowserContext, Page } from "@playwright/test";
 import { TerminalClient } from "../server/testing/terminal-client.ts";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
-import { createSession, logIn, openTerminal, typeInTerminal, waitForPhase } from "./terminal-helpers.ts";
+import { createSession, logIn, openTerminal, typeInTerminal, waitForPhase, waitForServiceWorker } from "./terminal-helpers.ts";
 
 /** What the init script adds to the page, and what the specs read there (no DOM library here). */
 type TestGlobals = {
@@ -81,11 +81,6 @@ async function instrument(context: BrowserContext): Promise<void> {
       };
     }
   });
-}
-
-async function waitForServiceWorker(page: Page): Promise<void> {
-  await page.evaluate(() => (globalThis as unknown as TestGlobals).navigator.serviceWorker.ready);
-  await expect.poll(() => page.evaluate(() => (globalThis as unknown as TestGlobals).navigator.serviceWorker.controller !== null)).toBe(true);
 }
 
 function notificationsOf(page: Page, tag: string): Promise<ShownNotification[]> {

@@ -5,19 +5,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "@playwright/test";
+import { chromium, type BrowserContext } from "@playwright/test";
 import config from "../playwright.config.ts";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
-import { createSession, logIn } from "./terminal-helpers.ts";
-
-type ServiceWorkerGlobals = { navigator: { serviceWorker: { ready: Promise<unknown>; controller: unknown } } };
-
-async function waitForServiceWorker(page: Page): Promise<void> {
-  await page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.ready);
-  await expect
-    .poll(() => page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.controller !== null))
-    .toBe(true);
-}
+import { createSession, logIn, waitForServiceWorker } from "./terminal-helpers.ts";
 
 // Playwright's own contexts count as incognito, where nothing installs: use a real profile.
 test("Chromium reports no installability errors", async ({ server }) => {

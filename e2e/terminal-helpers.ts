@@ -141,3 +141,14 @@ export function recordTerminalFrames(page: Page): FrameLog {
   });
   return log;
 }
+
+/** What the specs read of the page's service worker (the e2e type check has no DOM library). */
+type ServiceWorkerGlobals = { navigator: { serviceWorker: { ready: Promise<unknown>; controller: unknown } } };
+
+/** The service worker is active and controls the page, so a reload while offline still gets the app shell. */
+export async function waitForServiceWorker(page: Page): Promise<void> {
+  await page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.ready);
+  await expect
+    .poll(() => page.evaluate(() => (globalThis as unknown as ServiceWorkerGlobals).navigator.serviceWorker.controller !== null))
+    .toBe(true);
+}
