@@ -216,13 +216,16 @@ describe("webmux attach", () => {
   it("resumes after 4408 and after a network drop mid-output, with no line lost or doubled", async () => {
     // ~3 MB: the CLI's resume point stays inside the 4 MiB ring even if the program runs free meanwhile
     const lines = 450_000;
-    const t = outer(["run", "--", "seq", "1", String(lines)]);
-    const id = await sessionRunning("seq");
+    // The program waits for a line after its output, so its stream is there at every cut even when
+    // the server has sent it all before the CLI has shown it; Enter at the end lets it exit 0.
+    const script = `seq 1 ${lines}; read _`;
+    const t = outer(["run", "--", "sh", "-c", script]);
+    const id = await sessionRunning(script);
     const cuts: [number, () => Promise<void>][] = [
       [
         20_000,
         async () => {
-          // the CLI controls, so the PTY is paced by it: the program is still running and the stream is there
+          // the program is still running (it waits for a line at the end), so the stream is there
           const stream = await waitFor(() => server.terminals.streamOf(id), { message: "the CLI's stream" });
           stream.closeAll(4408, "too slow; reconnect and resume");
         },
@@ -234,6 +237,8 @@ describe("webmux attach", () => {
       expect(t.output).not.toContain(`\n${lines}\r`); // mid-output: the CLI has not shown the end yet
       await cut();
     }
+    await t.waitForOutput(`\n${lines}\r`, { timeout: 30_000 });
+    t.type("\r");
     expect(await t.exitCode(30_000)).toBe(0);
     const numbers = t.output
       .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[^[]/g, "")
