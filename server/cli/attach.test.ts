@@ -232,9 +232,11 @@ describe("webmux attach", () => {
       ],
       [150_000, async () => server.acceptor.terminateAll()], // the network drops: no close frame at all
     ];
-    for (const [at, cut] of cuts) {
+    for (const [i, [at, cut]] of cuts.entries()) {
       await t.waitForOutput(`\n${at}\r`, { timeout: 30_000 });
       expect(t.output).not.toContain(`\n${lines}\r`); // mid-output: the CLI has not shown the end yet
+      // What the CLI shows lags what it has received: cut only once its previous reconnect is in.
+      await waitFor(() => attached.filter((a) => a.sessionId === id).length === i + 1, { message: `the CLI's connection ${i + 1}` });
       await cut();
     }
     await t.waitForOutput(`\n${lines}\r`, { timeout: 30_000 });
