@@ -28,13 +28,20 @@ export class TerminalConnection implements LeaseConnection {
   /** frames waiting for a snapshot to be ready; null when frames go straight out */
   private held: Uint8Array[] | null = null;
   private heldBytes = 0;
-  /** submission statuses held meanwhile: a resync drops held output but keeps these */
-  private heldStatuses: Uint8Array[] = [];
   private closed = false;
+  /** frames handed to the socket, and how many of them it has finished writing */
+  private framesWritten = 0;
+  private framesSent = 0;
+  /** callbacks waiting for the socket to finish writing frame number `after` */
+  private sentWaiters: { after: number; run: () => void }[] = [];
   /** when queued bytes last made progress (or the queue last became non-empty) */
   lastProgressAt = Date.now();
-  /** bumped on every resync, so a snapshot prepared for an older one is discarded */
+  /** bumped on every replay, so a snapshot prepared for an older one is discarded */
   replayEpoch = 0;
+  /** a replay is being prepared or its frames are still queued (docs/design.md, Back-pressure) */
+  replaying = false;
+  /** a resync arrived while `replaying`: one more replay follows it, however many arrived */
+  resyncWanted = false;
   bytesSent = 0;
 
   constructor(
@@ -66,24 +73,11 @@ export class TerminalConnection implements LeaseConnection {
     this.held ??= [];
   }
 
-  /**
-   * A resync: drop held output (the new snapshot covers it) but keep held submission statuses, and
-   * stop holding, so the new replay's control and position frames go out first, not after its tail.
-   */
-  dropHeldOutput(): Uint8Array[] {
-    const statuses = this.heldStatuses;
-    this.heldStatuses = [];
-    this.held = null;
-    this.heldBytes = 0;
-    return statuses;
-  }
-
   /** Send the prepared replay frames, then everything held meanwhile, in order. */
   release(replay: Uint8Array[]): void {
     const held = this.held ?? [];
     this.held = null;
     this.heldBytes = 0;
-    this.heldStatuses = [];
     for (const frame of replay) this.write(frame);
     for (const frame of held) this.write(frame);
   }
@@ -96,13 +90,10 @@ export class TerminalConnection implements LeaseConnection {
     } else this.write(frame);
   }
 
-  /** A submission status: like send, but remembered separately while held (a resync keeps it). */
-  sendStatus(frame: Uint8Array): void {
-    if (this.closed) return;
-    if (this.held) {
-      this.held.push(frame);
-      this.heldStatuses.push(frame);
-    } else this.write(frame);
+  /** Run `fn` once the socket has finished writing every frame written so far (not if it closes first). */
+  afterSent(fn: () => void): void {
+    if (this.framesSent === this.framesWritten) queueMicrotask(fn);
+    else this.sentWaiters.push({ after: this.framesWritten, run: fn });
   }
 
   /** Close with a code; a peer that never reads the close frame is dropped after the grace. */
@@ -133,10 +124,13 @@ export class TerminalConnection implements LeaseConnection {
     if (this.closed) return;
     if (this.ws.bufferedAmount === 0) this.lastProgressAt = Date.now();
     this.bytesSent += frame.length;
+    this.framesWritten++;
     // ws ignores its `threshold` under context takeover: say per message that small ones stay plain.
     this.ws.send(frame, { binary: true, compress: frame.length >= COMPRESSION_THRESHOLD_BYTES }, (err) => {
       if (err) return;
       this.lastProgressAt = Date.now();
+      this.framesSent++;
+      while (this.sentWaiters.length > 0 && this.sentWaiters[0]!.after <= this.framesSent) this.sentWaiters.shift()!.run();
       this.hooks.onDrain(this);
     });
   }

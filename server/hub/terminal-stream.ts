@@ -190,7 +190,7 @@ export class TerminalStream {
   private replay(conn: TerminalConnection, options: AttachOptions, isResync: boolean): void {
     const { session } = this;
     const ring = session.ring;
-    const keptStatuses = isResync ? conn.dropHeldOutput() : [];
+    conn.replaying = true;
     const epoch = ++conn.replayEpoch;
     const control = this.controlFrame();
     const resume = isResync ? null : options.resume;
@@ -202,11 +202,12 @@ export class TerminalStream {
       if (snapshot) tail.push(snapshot);
       const status = this.tryEncode(conn, () => encodeStatus(session.info()));
       if (!status) return;
-      tail.push(status, ...keptStatuses);
+      tail.push(status);
       // Output and statuses held meanwhile follow the tail; the exit frame (the program may have
       // ended while the snapshot was prepared: onExit left this connection to us) comes last.
       if (conn.isHolding) conn.release(tail);
       else for (const f of tail) conn.send(f);
+      conn.afterSent(() => this.replayDone(conn));
       if (session.status === "exited") {
         this.sendFrame(conn, () => encodeExit({ exitCode: session.exitCode ?? 0 }));
         conn.close(CloseCode.EXITED, "session exited");
@@ -280,8 +281,7 @@ export class TerminalStream {
         this.broadcastControl();
         return;
       case "resync":
-        this.flush();
-        this.replay(conn, { resume: null, history: true }, true);
+        this.resync(conn);
         return;
       case "takeControl":
         this.claim(conn);
@@ -321,6 +321,32 @@ export class TerminalStream {
     }
   }
 
+  /**
+   * docs/design.md, Back-pressure: a resync costs a full snapshot, so a connection already over its
+   * queue bound is cut before one is built, and resyncs while a replay is in flight become one
+   * replay after it.
+   */
+  private resync(conn: TerminalConnection): void {
+    if (conn.isTooSlow()) {
+      this.cut(conn);
+      return;
+    }
+    if (conn.replaying) {
+      conn.resyncWanted = true;
+      return;
+    }
+    this.flush();
+    this.replay(conn, { resume: null, history: true }, true);
+  }
+
+  /** The replay's frames have left the queue: serve the resync that waited for it, if any. */
+  private replayDone(conn: TerminalConnection): void {
+    conn.replaying = false;
+    if (!conn.resyncWanted || !conn.isOpen || !this.connections.has(conn)) return;
+    conn.resyncWanted = false;
+    this.resync(conn);
+  }
+
   /** Input, submissions and take-control hand control to the sender; false when it may not have it. */
   private claim(conn: TerminalConnection): boolean {
     const effect = this.session.lease.claim(conn);
@@ -337,7 +363,7 @@ export class TerminalStream {
 
   private sendStatusFrame(conn: TerminalConnection, status: SubmitStatusPayload): void {
     const frame = this.tryEncode(conn, () => encodeSubmitStatus(status));
-    if (frame) conn.sendStatus(frame);
+    if (frame) conn.send(frame);
   }
 
   // ---- control ----
