@@ -48,10 +48,10 @@ const outers: OuterTerminal[] = [];
 const clients: TerminalClient[] = [];
 
 /** Client frames the server handled, with the connection's client ID (a test-only tap on the hub). */
-const handled: { clientId: string; message: ClientMessage }[] = [];
+const handled: { clientId: string; connectionId: number; message: ClientMessage }[] = [];
 const originalHandleFrame = TerminalStream.prototype.handleFrame;
 /** Every connection the hub attached, with the resume point it asked for (the same tap). */
-const attached: { sessionId: string; clientId: string; resume: AttachOptions["resume"] }[] = [];
+const attached: { sessionId: string; clientId: string; connectionId: number; resume: AttachOptions["resume"] }[] = [];
 const originalAttach = TerminalStream.prototype.attach;
 
 beforeAll(async () => {
@@ -62,11 +62,11 @@ beforeAll(async () => {
   writeFileSync(echoProgram, ECHO_PROGRAM);
   TerminalStream.prototype.handleFrame = function (this: TerminalStream, conn: TerminalConnection, data: Uint8Array) {
     const message = decodeClientFrame(data);
-    if (message.type !== "invalid") handled.push({ clientId: conn.clientId, message });
+    if (message.type !== "invalid") handled.push({ clientId: conn.clientId, connectionId: conn.id, message });
     return originalHandleFrame.call(this, conn, data);
   };
   TerminalStream.prototype.attach = function (this: TerminalStream, conn: TerminalConnection, options: AttachOptions) {
-    attached.push({ sessionId: this.session.id, clientId: conn.clientId, resume: options.resume });
+    attached.push({ sessionId: this.session.id, clientId: conn.clientId, connectionId: conn.id, resume: options.resume });
     return originalAttach.call(this, conn, options);
   };
 });
@@ -101,6 +101,18 @@ async function sessionRunning(program: string): Promise<string> {
     message: `a session running ${program}`,
   });
   return info.id;
+}
+
+/** The number of the first whole `seq` line that starts after output offset `offset` of the session. */
+async function lineAfter(id: string, offset: number): Promise<string> {
+  const ring = server.registry.get(id)!.ring;
+  return waitFor(
+    () => {
+      const ahead = Buffer.from(ring.slice(offset, Math.min(ring.end, offset + 64))).toString("latin1");
+      return /\n(\d+)\r/.exec(ahead)?.[1];
+    },
+    { message: `a whole line of output after offset ${offset}` },
+  );
 }
 
 describe("webmux attach", () => {
@@ -234,12 +246,20 @@ describe("webmux attach", () => {
     ];
     for (const [i, [at, cut]] of cuts.entries()) {
       await t.waitForOutput(`\n${at}\r`, { timeout: 30_000 });
+      // What the CLI shows lags what it has received: cut only once its previous reconnect is in…
+      const connection = await waitFor(() => attached.filter((a) => a.sessionId === id)[i], { message: `the CLI's connection ${i + 1}` });
+      // …and has brought it bytes: a line that starts past the point it resumed from is on its
+      // screen, so its resume point has moved on (else the cut would resume from the same offset).
+      const resumedFrom = connection.resume?.offset ?? 0;
+      await t.waitForOutput(`\n${await lineAfter(id, resumedFrom)}\r`, { timeout: 30_000 });
       expect(t.output).not.toContain(`\n${lines}\r`); // mid-output: the CLI has not shown the end yet
-      // What the CLI shows lags what it has received: cut only once its previous reconnect is in.
-      await waitFor(() => attached.filter((a) => a.sessionId === id).length === i + 1, { message: `the CLI's connection ${i + 1}` });
       await cut();
     }
     await t.waitForOutput(`\n${lines}\r`, { timeout: 30_000 });
+    // The screen can show the end while the CLI is still reconnecting after the drop, and keys typed
+    // while disconnected are dropped: type Enter once its last connection is open (it sent its size).
+    const last = await waitFor(() => attached.filter((a) => a.sessionId === id)[cuts.length], { message: "the CLI's last connection" });
+    await waitFor(() => handled.some((h) => h.connectionId === last.connectionId), { message: "the CLI's last connection to open" });
     t.type("\r");
     expect(await t.exitCode(30_000)).toBe(0);
     const numbers = t.output
