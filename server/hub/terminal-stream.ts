@@ -11,7 +11,7 @@ import {
   FrameEncodeError,
   type ClientMessage,
 } from "../contract/frames.ts";
-import { CloseCode, MAX_COLS, MAX_QUERY_IDS } from "../contract/protocol.ts";
+import { CloseCode, MAX_QUERY_IDS } from "../contract/protocol.ts";
 import type { PositionPayload, SubmitStatusPayload } from "../contract/types.ts";
 import type { LeaseEffect } from "../session/controller-lease.ts";
 import type { Session } from "../session/session.ts";
@@ -33,7 +33,7 @@ export const COALESCE_AFTER_BYTES = 16 * 1024;
 export const PAUSE_HIGH_WATER_BYTES = 1024 * 1024;
 /** …and resumed once it is back under this. */
 export const PAUSE_LOW_WATER_BYTES = 256 * 1024;
-/** How long the PTY keeps the other column count during a redraw request: long enough for a TUI to see the SIGWINCH and re-query the size. */
+/** How long the PTY stays one column narrower during a redraw request: long enough for a TUI to see the SIGWINCH and re-query the size. */
 export const REDRAW_HOLD_MS = 100;
 /** How often connections are checked for stalled writes. */
 export const SLOW_CHECK_INTERVAL_MS = 1_000;
@@ -244,7 +244,8 @@ export class TerminalStream {
       // The serialized screen switches to the alternate buffer itself; entering it again could clear it.
       const snapshot = serialized === null ? modes : serialized + modes.replace(ALTERNATE_SCREEN_ON, "");
       finish(encodeSnapshot(snapshot));
-      if (running) this.requestRedraw();
+      // docs/design.md, Redraw request: only a client left without the screen is worth a repaint.
+      if (running && (serialized === null || session.screen.stats().gaps > 0)) this.requestRedraw();
     });
   }
 
@@ -398,15 +399,15 @@ export class TerminalStream {
   }
 
   /**
-   * Ask a running program to repaint after a truncated reset: briefly change the PTY's real column
-   * count, then restore the logical grid. A resize meanwhile wins because the restore reads the
-   * session's current size when it fires.
+   * Ask a running program to repaint (docs/design.md, Redraw request): make the PTY one column
+   * narrower for a moment, then restore the logical grid. Narrower, never wider: what the program
+   * draws for the transient size fits every client's grid, so nothing wraps or scrolls. A resize
+   * meanwhile wins because the restore reads the session's current size when it fires.
    */
   private requestRedraw(): void {
     const { session } = this;
     if (session.status !== "running" || this.redrawTimer) return;
-    const cols = session.cols;
-    session.resizePtyOnly(cols < MAX_COLS ? cols + 1 : cols - 1, session.rows);
+    session.resizePtyOnly(session.cols - 1, session.rows);
     this.redrawTimer = setTimeout(() => {
       this.redrawTimer = null;
       session.resizePtyOnly(session.cols, session.rows);
