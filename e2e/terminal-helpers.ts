@@ -80,8 +80,66 @@ export async function openTerminal(page: Page, server: WebmuxServer, sessionId: 
   await waitForPhase(page, "live");
 }
 
+/**
+ * How long a terminal may make no progress at all (no phase change, no byte received, rendered or
+ * saved) before a wait on it fails. Waits without an explicit timeout are bounded by this stall, not
+ * by their total length: on a busy machine a replay of megabytes takes many seconds while it
+ * visibly advances, and what must fail is a terminal that stopped moving (the test's own timeout
+ * still bounds the whole).
+ */
+export const STALL_MS = 5_000;
+/** When a wait looks at the page again: soon at first, then at most once a second (as expect.poll does). */
+const POLL_INTERVALS_MS = [100, 250, 500, 1000];
+
+/** What a wait sees of the page in one look: the debug hook's figures and, when asked, the text. */
+type TerminalLook = { stats: Stats | null; text: string };
+
+async function look(page: Page, withText: boolean): Promise<TerminalLook> {
+  try {
+    return await page.evaluate((withText) => {
+      const terminal = (globalThis as unknown as PageGlobals).__webmux?.terminal;
+      return { stats: terminal?.stats() ?? null, text: withText ? (terminal?.text() ?? "") : "" };
+    }, withText);
+  } catch {
+    return { stats: null, text: "" }; // the page is navigating: nothing to see yet
+  }
+}
+
+/** The figures that move while a terminal makes progress. */
+function progressMark(stats: Stats | null): string {
+  if (stats === null) return "none";
+  const { phase, opens, bytesReceived, offset, renderedOffset, savedOffset } = stats;
+  return JSON.stringify({ phase, opens, bytesReceived, offset, renderedOffset, savedOffset });
+}
+
+/**
+ * Waits until `done` holds for what the page shows, failing only once the terminal has made no
+ * progress for STALL_MS (see there).
+ */
+export async function waitForTerminal(page: Page, done: (look: TerminalLook) => boolean, message: string, { withText = false } = {}): Promise<void> {
+  let mark = "";
+  let movedAt = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    const seen = await look(page, withText);
+    if (done(seen)) return;
+    const now = progressMark(seen.stats);
+    if (now !== mark) {
+      mark = now;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt > STALL_MS) {
+      throw new Error(`${message}: the terminal made no progress for ${STALL_MS} ms (${now})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVALS_MS[Math.min(attempt, POLL_INTERVALS_MS.length - 1)]));
+  }
+}
+
+/** Waits for the terminal's phase; with `timeout`, within that time, else while it makes progress. */
 export async function waitForPhase(page: Page, phase: string, timeout?: number): Promise<void> {
-  await expect.poll(() => stats(page).then((s) => s?.phase ?? null), { message: `terminal phase ${phase}`, timeout }).toBe(phase);
+  if (timeout !== undefined) {
+    await expect.poll(() => stats(page).then((s) => s?.phase ?? null), { message: `terminal phase ${phase}`, timeout }).toBe(phase);
+    return;
+  }
+  await waitForTerminal(page, ({ stats }) => stats?.phase === phase, `terminal phase ${phase}`);
 }
 
 export function stats(page: Page): Promise<Stats | null> {
@@ -98,10 +156,14 @@ export async function terminalText(page: Page): Promise<string> {
   return (await terminalLines(page)).join("\n");
 }
 
-/** Waits until the terminal shows `pattern` (anywhere in the buffer). */
+/** Waits until the terminal shows `pattern` (anywhere in the buffer); with `timeout`, within that time, else while it makes progress. */
 export async function waitForText(page: Page, pattern: string | RegExp, timeout?: number): Promise<void> {
   const test = typeof pattern === "string" ? (t: string) => t.includes(pattern) : (t: string) => pattern.test(t);
-  await expect.poll(async () => test(await terminalText(page)), { message: `terminal shows ${pattern}`, timeout }).toBe(true);
+  if (timeout !== undefined) {
+    await expect.poll(async () => test(await terminalText(page)), { message: `terminal shows ${pattern}`, timeout }).toBe(true);
+    return;
+  }
+  await waitForTerminal(page, ({ text }) => test(text), `terminal shows ${pattern}`, { withText: true });
 }
 
 /** Types into the focused terminal as a user would (key events through xterm's textarea). */

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
-import { BASH, createSession, logIn, openTerminal, PROMPT, recordTerminalFrames, selectionOf, stats, terminalLines, typeInTerminal, waitForPhase, waitForText } from "./terminal-helpers.ts";
+import { BASH, createSession, logIn, openTerminal, PROMPT, recordTerminalFrames, selectionOf, stats, terminalLines, typeInTerminal, waitForPhase, waitForTerminal, waitForText } from "./terminal-helpers.ts";
 
 let dir: string;
 test.beforeEach(async () => {
@@ -29,9 +29,9 @@ async function ringEnd(server: WebmuxServer, id: string): Promise<number> {
   return Number(response.headers.get("x-webmux-end"));
 }
 
-/** Waits until the IndexedDB copy holds everything received so far. */
+/** Waits until the IndexedDB copy holds everything received so far (as long as rendering and saving advance). */
 async function waitForSavedCopy(page: Page): Promise<number> {
-  await expect.poll(() => stats(page).then((s) => s !== null && s.savedOffset === s.offset && s.renderedOffset === s.offset)).toBe(true);
+  await waitForTerminal(page, ({ stats: s }) => s !== null && s.savedOffset === s.offset && s.renderedOffset === s.offset, "the saved copy catches up");
   return (await stats(page))!.savedOffset!;
 }
 
@@ -42,7 +42,7 @@ test("a reload after 5 MB of output transfers only the bytes printed since the s
   const session = await createSession(server, { command: waitingScript("seq 1 800000", "echo after-reload") });
   await logIn(context, server);
   await openTerminal(page, server, session.id);
-  await waitForText(page, /^800000$/m, 20_000);
+  await waitForText(page, /^800000$/m);
   const saved = await waitForSavedCopy(page);
   expect(saved).toBeGreaterThan(5_000_000);
 
