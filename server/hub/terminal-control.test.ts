@@ -1,6 +1,7 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { encodeSubmit } from "../contract/frames.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
@@ -164,6 +165,63 @@ describe("controller and observers", () => {
     await watcher.waitForText("[33]");
     expect(watcher.text).not.toMatch(/\[27\]|\[110\]/); // no ESC of the reply, no "n"
     await Promise.all([watcher.close(), writer.close()]);
+  });
+
+  it("never hands the seat to a read-only connection that copied the controller's client ID: it cannot resize or pace the PTY", async () => {
+    const made = await server.api("/api/tokens", { method: "POST", json: { name: "copycat", capabilities: ["terminal:read"] } });
+    const { token } = (await made.json()) as { token: string };
+    const go = join(server.dataDir, `go-${Date.now()}`);
+    const s = await server.createSession({ command: [...TEST_SHELL_COMMAND, "-i"], env: { PS1: "$ " } });
+    const session = server.registry.get(s.id)!;
+    const owner = await connect(s.id, "seat-owner");
+    await owner.waitForText("$ ");
+    // The flood starts once the test says so, with the owner gone.
+    owner.type(`while [ ! -e ${go} ]; do sleep 0.05; done; seq 1 1500000; echo FLOOD-$((6*7))\r`);
+    const copied = owner.control!.controller!.clientId;
+    const copycat = await TerminalClient.connect(server.url, s.id, { token, client: copied, label: "copycat" });
+    const bystander = await TerminalClient.connect(server.url, s.id, { token, client: "bystander", label: "bystander" });
+    await Promise.all([attached(copycat), attached(bystander)]);
+    await owner.close();
+    await waitFor(() => bystander.control !== null && bystander.control.controller === null, { message: "the seat emptied" });
+    expect(copycat.control?.controller).toBeNull();
+    copycat.resize(120, 40);
+    await roundTrip(copycat);
+    expect([session.cols, session.rows]).toEqual([80, 24]);
+    // The copycat stops reading during a flood: nobody else waits for it.
+    const pauses = vi.spyOn(session, "pauseOutput");
+    (copycat.ws as unknown as { _socket: Socket })._socket.pause();
+    writeFileSync(go, "");
+    await bystander.waitForText("FLOOD-42", 60_000).catch((e) => {
+      throw new Error(`${e.message}; bystander ${bystander.closeCode} offset ${bystander.offset}, copycat ${copycat.closeCode}, status ${session.status} ring ${session.ring.end} tail ${JSON.stringify(bystander.text.slice(-200))}`);
+    });
+    expect(pauses).not.toHaveBeenCalled();
+    pauses.mockRestore();
+    (copycat.ws as unknown as { _socket: Socket })._socket.resume();
+    await Promise.all([copycat.close(), bystander.close()]);
+  }, 90_000);
+
+  it("treats another principal that copied the controller's client ID as a client of its own", async () => {
+    const made = await server.api("/api/tokens", { method: "POST", json: { name: "other writer", capabilities: ["terminal:read", "terminal:write"] } });
+    const { token } = (await made.json()) as { token: string };
+    const s = await readerSession();
+    const session = server.registry.get(s.id)!;
+    const owner = await connect(s.id, "owned-tab");
+    await owner.waitForText("READY");
+    const other = await TerminalClient.connect(server.url, s.id, { token, client: "owned-tab", label: "other" });
+    await attached(other);
+    // Not the owner's newest connection: an observer, whose resize is ignored while the owner's counts.
+    other.resize(120, 40);
+    await roundTrip(other);
+    expect([session.cols, session.rows]).toEqual([80, 24]);
+    owner.resize(100, 30);
+    await waitFor(() => session.cols === 100, { message: "the owner's resize applied" });
+    // Its submissions are its own: the owner hears nothing of them.
+    other.submit("other-sub-0001", "x", "");
+    await other.waitForFrames((f) => f.some((x) => x.type === "submitStatus" && x.status.state === "written"));
+    expect(other.control?.controller?.clientId).not.toBe("owned-tab");
+    await roundTrip(owner);
+    expect(owner.submitStatuses).toEqual([]);
+    await Promise.all([owner.close(), other.close()]);
   });
 
   it("leaves the seat empty when the controller's last connection goes", async () => {

@@ -6,7 +6,7 @@ import { can } from "../http/credentials.ts";
 import type { SessionRegistry } from "../session/registry.ts";
 import type { WebSocketAcceptor } from "./accept.ts";
 import { TerminalConnection } from "./terminal-connection.ts";
-import { parseTerminalQuery } from "./terminal-query.ts";
+import { bindClientId, parseTerminalQuery } from "./terminal-query.ts";
 import { TerminalStream } from "./terminal-stream.ts";
 
 /**
@@ -59,7 +59,8 @@ export class TerminalHub {
         }
         const query = parseTerminalQuery(url.searchParams);
         const stream = this.streamFor(session.id);
-        const conn = new TerminalConnection(ws, query.clientId, query.label, can(auth.principal, "terminal:write"), {
+        const clientId = bindClientId(query, session.lease, auth.principal);
+        const conn = new TerminalConnection(ws, clientId, query.label, can(auth.principal, "terminal:write"), {
           onDrain: (c) => stream.onDrain(c),
           onGone: (c) => this.leave(session.id, stream, c),
         });

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { isValidClientId, isValidGeneration, parseOffset, sanitizeLabel } from "../contract/protocol.ts";
+import type { Principal } from "../http/credentials.ts";
+import type { ControllerLease } from "../session/controller-lease.ts";
 
 /** The query of /ws/s/{id}, validated as the spec says: a malformed parameter is ignored. */
 export type TerminalQuery = {
@@ -19,10 +21,22 @@ export function parseTerminalQuery(params: URLSearchParams): TerminalQuery {
   const generation = params.get("generation");
   const offset = parseOffset(params.get("offset"));
   return {
-    clientId: clientValid ? rawClient! : `srv-${randomBytes(12).toString("base64url")}`,
+    clientId: clientValid ? rawClient! : madeUpClientId(),
     generatedClientId: !clientValid,
     label: sanitizeLabel(params.get("label")),
     resume: isValidGeneration(generation) && offset !== null ? { generation: generation!, offset } : null,
     history: params.get("history") !== "0",
   };
+}
+
+/**
+ * The client ID a connection of `principal` gets in a session: the one it asked for, unless another
+ * principal attached with it first; then one made up, as for a malformed `client=`.
+ */
+export function bindClientId(query: TerminalQuery, lease: ControllerLease, principal: Principal): string {
+  return lease.bindClientId(query.clientId, `${principal.kind}:${principal.id}`) ? query.clientId : madeUpClientId();
+}
+
+function madeUpClientId(): string {
+  return `srv-${randomBytes(12).toString("base64url")}`;
 }

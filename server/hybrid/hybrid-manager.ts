@@ -11,9 +11,9 @@ import { fileURLToPath } from "node:url";
 import type { WebSocket } from "ws";
 import { CloseCode, isValidSessionId, parseOffset } from "../contract/protocol.ts";
 import type { HybridEnd } from "../contract/types.ts";
-import { secretsEqual } from "../http/credentials.ts";
+import { can, secretsEqual, type Principal } from "../http/credentials.ts";
 import type { TerminalHub } from "../hub/terminal-hub.ts";
-import { parseTerminalQuery } from "../hub/terminal-query.ts";
+import { bindClientId, parseTerminalQuery } from "../hub/terminal-query.ts";
 import { InvalidSessionRequest, type SessionRegistry } from "../session/registry.ts";
 import type { Session } from "../session/session.ts";
 import { CONVERSATION_ID_PATTERN, type AgentAdapter } from "./adapters/adapter.ts";
@@ -146,7 +146,7 @@ export class HybridManager {
   }
 
   /** A `/ws/s/{id}/chat` socket, already upgraded and authenticated. */
-  attachChat(ws: WebSocket, id: string, params: URLSearchParams, canWrite: boolean): void {
+  attachChat(ws: WebSocket, id: string, params: URLSearchParams, principal: Principal): void {
     const entry = isValidSessionId(id) ? this.entries.get(id) : undefined;
     if (!entry) {
       ws.close(CloseCode.NOT_FOUND, this.options.registry.get(id) ? "not a hybrid session" : "session not found");
@@ -154,7 +154,8 @@ export class HybridManager {
     }
     const query = parseTerminalQuery(params);
     const since = parseOffset(params.get("since"));
-    const conn = new ChatConnection(ws, query.clientId, query.label, canWrite, (c) => entry.room.detach(c));
+    const clientId = bindClientId(query, this.options.registry.require(id).lease, principal);
+    const conn = new ChatConnection(ws, clientId, query.label, can(principal, "terminal:write"), (c) => entry.room.detach(c));
     ws.on("message", (data, isBinary) => {
       if (isBinary) return; // the chat protocol is JSON text
       const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.isBuffer(data) ? data.toString("utf8") : Buffer.from(data).toString("utf8");

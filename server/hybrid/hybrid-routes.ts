@@ -69,7 +69,7 @@ export function registerHybridRoutes(app: App, manager: HybridManager, registry:
       refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "this token may not read sessions");
       return;
     }
-    acceptor.accept(req, socket, head, url, (ws) => manager.attachChat(ws, params.id!, url.searchParams, can(auth.principal, "terminal:write")));
+    acceptor.accept(req, socket, head, url, (ws) => manager.attachChat(ws, params.id!, url.searchParams, auth.principal));
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ControllerLease, type LeaseConnection } from "./controller-lease.ts";
+import { ControllerLease, MAX_CLIENT_OWNERS, type LeaseConnection } from "./controller-lease.ts";
 
 let nextId = 1;
 const conn = (clientId: string, canControl = true): LeaseConnection => ({ id: nextId++, clientId, label: `${clientId}-label`, canControl });
@@ -82,5 +82,42 @@ describe("ControllerLease", () => {
     const writer = conn("writer-1");
     lease.attach(writer);
     expect(lease.info?.clientId).toBe("writer-1");
+  });
+
+  it("never makes a read-only connection the heir of its client's seat: the seat empties instead", () => {
+    const lease = new ControllerLease();
+    const owner = conn("client-a");
+    const copycat = conn("client-a", false);
+    lease.attach(owner);
+    expect(lease.attach(copycat)).toEqual({ broadcast: false, solo: null });
+    expect(lease.effectiveConnection).toBe(owner);
+    expect(lease.detach(owner)).toEqual({ broadcast: true, solo: null });
+    expect(lease.info).toBeNull();
+    expect(lease.effectiveConnection).toBeNull();
+    expect(lease.mayResize(copycat)).toBe(false);
+    expect(lease.mayAutoReply(copycat)).toBe(false);
+    // a sibling that may control is still the heir, skipping a newer read-only one
+    const a1 = conn("client-b");
+    const a2 = conn("client-b");
+    const ro = conn("client-b", false);
+    lease.attach(a1);
+    lease.attach(a2);
+    lease.attach(ro);
+    expect(lease.detach(a2)).toEqual({ broadcast: false, solo: a1 });
+    expect(lease.effectiveConnection).toBe(a1);
+  });
+
+  it("binds a client ID to the principal that first used it, forgetting only IDs with no connection", () => {
+    const lease = new ControllerLease();
+    expect(lease.bindClientId("tab-1", "global:global")).toBe(true);
+    expect(lease.bindClientId("tab-1", "global:global")).toBe(true);
+    expect(lease.bindClientId("tab-1", "agent:tok1")).toBe(false);
+    const attached = conn("tab-1");
+    lease.attach(attached);
+    for (let i = 0; i < MAX_CLIENT_OWNERS; i++) expect(lease.bindClientId(`other-${i}`, "agent:tok1")).toBe(true);
+    // tab-1 is attached, so the oldest unattached ID was forgotten instead
+    expect(lease.bindClientId("tab-1", "agent:tok1")).toBe(false);
+    expect(lease.bindClientId("other-0", "agent:tok2")).toBe(true);
+    lease.detach(attached);
   });
 });

@@ -16,13 +16,20 @@ export type LeaseConnection = {
  */
 export type LeaseEffect = { broadcast: boolean; solo: LeaseConnection | null };
 
+/**
+ * Client IDs one session remembers the owner of. Past it, the oldest ID with no connection is
+ * forgotten: such a client holds no seat (the seat empties with its last connection).
+ */
+export const MAX_CLIENT_OWNERS = 1024;
+
 const NONE: LeaseEffect = Object.freeze({ broadcast: false, solo: null }) as LeaseEffect;
 
 /**
  * Who controls a session, by the spec's rules (控制端):
  * - with no controller, the first client to attach becomes it; the same client reconnecting keeps it;
  * - the controller client's most recently attached connection is its only effective one (duplicated
- *   tabs may share a client ID); when it leaves, another connection of that client takes over;
+ *   tabs may share a client ID); when it leaves, another connection of that client that may control
+ *   takes over — never a read-only one (docs/design.md, Control);
  * - input, submissions and take-control hand control to the sender;
  * - when the controller's last connection leaves, the seat stays empty (no automatic handover).
  * Pure bookkeeping: the hub turns effects into frames, inside the same synchronous step.
@@ -32,6 +39,8 @@ export class ControllerLease {
   private effective: LeaseConnection | null = null;
   /** in attach order, oldest first */
   private readonly connections: LeaseConnection[] = [];
+  /** client ID → the principal that first attached with it, oldest first */
+  private readonly owners = new Map<string, string>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -45,6 +54,26 @@ export class ControllerLease {
 
   get size(): number {
     return this.connections.length;
+  }
+
+  /**
+   * Whether a connection of principal `owner` may use `clientId`: a client ID belongs to the
+   * principal that first attached with it (docs/design.md, Control), so nobody can join another
+   * principal's client — be its heir, hear its submission statuses — by copying the ID out of a
+   * 0x06 frame. Call before `attach`.
+   */
+  bindClientId(clientId: string, owner: string): boolean {
+    const known = this.owners.get(clientId);
+    if (known !== undefined) return known === owner;
+    if (this.owners.size >= MAX_CLIENT_OWNERS) {
+      for (const id of this.owners.keys()) {
+        if (this.connections.some((c) => c.clientId === id)) continue;
+        this.owners.delete(id);
+        break;
+      }
+    }
+    this.owners.set(clientId, owner);
+    return true;
   }
 
   attach(conn: LeaseConnection): LeaseEffect {
@@ -67,7 +96,7 @@ export class ControllerLease {
     if (index === -1) return NONE;
     this.connections.splice(index, 1);
     if (this.effective !== conn) return NONE;
-    const heir = this.newestOf(conn.clientId);
+    const heir = this.newestControllingOf(conn.clientId);
     if (heir) {
       this.effective = heir;
       return { broadcast: false, solo: heir };
@@ -113,9 +142,10 @@ export class ControllerLease {
     this.effective = conn;
   }
 
-  private newestOf(clientId: string): LeaseConnection | null {
+  private newestControllingOf(clientId: string): LeaseConnection | null {
     for (let i = this.connections.length - 1; i >= 0; i--) {
-      if (this.connections[i]!.clientId === clientId) return this.connections[i]!;
+      const conn = this.connections[i]!;
+      if (conn.clientId === clientId && conn.canControl) return conn;
     }
     return null;
   }
