@@ -11,8 +11,10 @@ import {
   decodeServerFrame,
   encodeAutoReply,
   encodeInput,
+  encodeReplayParsed,
   encodeResize,
   encodeTakeControl,
+  REPLAY_ACK_PARAM,
   sanitizeLabel,
   StreamTracker,
   type ControlPayload,
@@ -85,6 +87,10 @@ export class AttachClient {
   private heartbeat: ReturnType<typeof setInterval> | null = null;
   private outcome: AttachOutcome | null = null;
   private snapshotIsLive: boolean;
+  /** between a position frame and the status that ends its replay: the bytes are replayed */
+  private replaying = false;
+  /** a colour-scheme report made during a replay: sent once the server is told it was parsed */
+  private reportDue: string | null = null;
   private takePending: boolean;
   private resolve: ((outcome: AttachOutcome) => void) | null = null;
 
@@ -119,7 +125,8 @@ export class AttachClient {
   private connect(): void {
     this.reconnectTimer = null;
     this.attempt++;
-    const params = new URLSearchParams({ client: this.clientId });
+    // docs/protocol.md, Client → server frames: this client sends 0x07 once it parsed each replay.
+    const params = new URLSearchParams({ client: this.clientId, [REPLAY_ACK_PARAM]: "1" });
     if (this.label) params.set("label", this.label);
     const resume = this.tracker.resumePoint();
     if (resume) {
@@ -134,6 +141,7 @@ export class AttachClient {
     });
     this.ws = ws;
     this.alive = true;
+    this.replaying = false;
     if (this.paused) ws.pause();
     ws.on("open", () => {
       if (this.takePending) {
@@ -203,9 +211,12 @@ export class AttachClient {
       case "control":
         this.onControl(message.control);
         break;
+      case "position":
+        this.replaying = true;
+        break;
       case "snapshot":
         // reset: the local screen is replaced by the snapshot, modes included. Queries in history
-        // were answered long ago: the local terminal's answers to them are dropped.
+        // were answered long ago: they are not shown to the local terminal at all.
         this.modes.reset();
         this.queries = new QueryScanner();
         if (this.options.terminal.isTerminal) this.options.terminal.write(RESET_TERMINAL);
@@ -213,20 +224,32 @@ export class AttachClient {
         this.snapshotIsLive = false;
         break;
       case "output":
-        this.writeOutput(message.data, "program");
+        // An append's missing bytes are replayed too.
+        this.writeOutput(message.data, this.replaying ? "replay" : "program");
         break;
       case "status":
         this.attempt = 0; // a complete replay: the connection works
+        if (this.replaying) this.endReplay();
         break;
       default:
         break;
     }
   }
 
+  /**
+   * Replayed bytes go out without their queries (docs/design.md, Device queries and auto-replies):
+   * the local terminal would answer them now, for a question asked long ago. A query cut by the
+   * start of the replay cannot be removed; its answer is expected and dropped.
+   */
   private writeOutput(data: Uint8Array, owner: QueryOwner): void {
     this.modes.feed(data);
-    for (const kind of this.queries.feed(data)) this.router.expect(kind, owner);
-    if (this.options.terminal.write(data) || this.paused) return;
+    let shown = data;
+    if (owner === "replay") {
+      const stripped = this.queries.strip(data);
+      shown = stripped.output;
+      for (const kind of stripped.owed) this.router.expect(kind, owner);
+    } else for (const kind of this.queries.feed(data)) this.router.expect(kind, owner);
+    if (this.options.terminal.write(shown) || this.paused) return;
     // The local terminal is slower than the stream: stop reading the socket until it drains.
     this.paused = true;
     this.ws?.pause();
@@ -260,7 +283,7 @@ export class AttachClient {
     this.router.expect("osc11", "local", (reply) => {
       this.backgroundQueryUntil = 0;
       const color = parseBackgroundReply(reply);
-      if (color) this.send(encodeAutoReply(colorSchemeReport(isDark(color))));
+      if (color) this.sendReport(colorSchemeReport(isDark(color)));
     });
     this.router.expect("da1", "local", () => {
       // DA1 answered first: the terminal ignored OSC 11, so there is no report to send.
@@ -268,6 +291,21 @@ export class AttachClient {
       this.router.dropLocal("osc11");
     });
     this.options.terminal.write(BACKGROUND_QUERY + SENTINEL_QUERY);
+  }
+
+  /** The replay's bytes are all written: tell the server (0x07), then send a report that waited for it. */
+  private endReplay(): void {
+    this.replaying = false;
+    this.send(encodeReplayParsed());
+    const due = this.reportDue;
+    this.reportDue = null;
+    if (due) this.send(encodeAutoReply(due));
+  }
+
+  /** The CLI's own report (0x06): during a replay the server would drop it, so it waits. */
+  private sendReport(report: string): void {
+    if (this.replaying || this.ws?.readyState !== WebSocket.OPEN) this.reportDue = report;
+    else this.send(encodeAutoReply(report));
   }
 
   // ---- local terminal → server ----

@@ -13,6 +13,10 @@ import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { OuterTerminal } from "./outer-terminal.ts";
+import { QueryScanner } from "./query-scanner.ts";
+
+/** Asks every kind of device query at start and on SIGUSR1, and shows each read as `got:<hex>`. */
+const QUERY_RECORDER = join(import.meta.dirname, "..", "testing", "tui", "query-recorder.mjs");
 
 const PROMPT = /[$#] $/;
 const hex = (s: string) => Buffer.from(s, "latin1").toString("hex");
@@ -351,6 +355,62 @@ describe("webmux run", () => {
     expect(match).not.toBeNull();
     const info = server.registry.get(match![1]!)!.info();
     expect(info).toMatchObject({ title: "keep me", status: "running" });
+  });
+});
+
+/** The program's reads (got:<hex> lines) as hex strings. */
+const reads = (t: OuterTerminal) => [...t.output.matchAll(/got:([0-9a-f]+)/g)].map((m) => m[1]!);
+
+describe("replayed device queries", () => {
+  /** A session whose ring holds the recorder's queries, asked while nobody was attached. */
+  async function askedSession() {
+    const s = await server.createSession({ command: [process.execPath, QUERY_RECORDER] });
+    const session = server.registry.get(s.id)!;
+    await waitFor(() => Buffer.from(session.ring.slice(0, session.ring.end)).includes("QUERIES-ASKED-1"), { message: "queries asked" });
+    return { s, session };
+  }
+
+  it("are not shown to the local terminal in a reset's snapshot, so nothing answers them", async () => {
+    const { s } = await askedSession();
+    const t = outer(["attach", s.id]);
+    const terminal = t.answerQueries();
+    await t.waitForOutput("QUERIES-ASKED-1");
+    await terminal.parsed(); // any answer it had to give is typed by now, before END
+    t.type("END");
+    await t.waitForOutput(gotLine("END"));
+    expect(reads(t)).toEqual([hex("END")]);
+    expect(new QueryScanner().feed(Buffer.from(t.output, "latin1"))).toEqual([]);
+    const cli = handled.filter((h) => attached.some((a) => a.connectionId === h.connectionId && a.sessionId === s.id));
+    expect(cli.filter((h) => h.message.type === "autoReply")).toEqual([]);
+    // and it told the server it had parsed its replay (docs/protocol.md, Client → server frames)
+    expect(cli.some((h) => h.message.type === "replayParsed")).toBe(true);
+  });
+
+  it("are not shown to the local terminal in an append resume's missing bytes either", async () => {
+    const { s, session } = await askedSession();
+    const t = outer(["attach", s.id]);
+    const terminal = t.answerQueries();
+    await t.waitForOutput("QUERIES-ASKED-1");
+    await terminal.parsed();
+    // The CLI is cut off (stopped, its socket dropped) while the program asks again.
+    process.kill(t.pid, "SIGSTOP");
+    try {
+      server.acceptor.terminateAll();
+      process.kill(session.info().pid!, "SIGUSR1");
+      await waitFor(() => Buffer.from(session.ring.slice(0, session.ring.end)).includes("QUERIES-ASKED-2"), { message: "asked again" });
+    } finally {
+      process.kill(t.pid, "SIGCONT");
+    }
+    const at = await t.waitForOutput("QUERIES-ASKED-2");
+    const second = await waitFor(() => attached.filter((a) => a.sessionId === s.id)[1], { message: "the CLI's second connection" });
+    expect(second.resume).not.toBeNull();
+    await terminal.parsed();
+    t.type("END");
+    await t.waitForOutput(gotLine("END"), { from: at });
+    expect(reads(t)).toEqual([hex("END")]);
+    // appended, not reset: the terminal was reset once, and the queries never reached it
+    expect(t.output.split("\x1bc").length - 1).toBe(1);
+    expect(new QueryScanner().feed(Buffer.from(t.output, "latin1"))).toEqual([]);
   });
 });
 

@@ -4,6 +4,7 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import xtermHeadless from "@xterm/headless";
 import { spawn, type IPty } from "node-pty";
 import { waitFor } from "../testing/wait.ts";
 
@@ -69,6 +70,24 @@ export class OuterTerminal {
 
   type(text: string): void {
     this.pty.write(text);
+  }
+
+  /** The CLI's process ID (to stop and continue it). */
+  get pid(): number {
+    return this.pty.pid;
+  }
+
+  /**
+   * From now on the terminal answers device queries the way a real one does: an xterm.js parses
+   * what the CLI writes and its answers (DSR, DA, DECRQM, …) are typed back.
+   */
+  answerQueries(): { parsed(): Promise<void> } {
+    const term = new xtermHeadless.Terminal({ cols: this.pty.cols, rows: this.pty.rows, allowProposedApi: true });
+    this.pty.onData((data) => term.write(data));
+    term.onData((answer) => this.pty.write(answer));
+    void this.exited.then(() => term.dispose());
+    // Resolves once everything the CLI wrote so far is parsed, so its answers have been typed.
+    return { parsed: () => new Promise<void>((resolve) => term.write("", resolve)) };
   }
 
   resize(cols: number, rows: number): void {

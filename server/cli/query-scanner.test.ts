@@ -54,3 +54,26 @@ describe("colour scheme from OSC 11", () => {
     expect(parseBackgroundReply("\x1b]10;rgb:0000/0000/0000\x07")).toBeNull();
   });
 });
+
+describe("QueryScanner.strip (replayed bytes)", () => {
+  const text = (b: Uint8Array) => Buffer.from(b).toString("latin1");
+  const QUERIES = "\x1b[6n\x1b[5n\x1b[c\x1b[>c\x1b[=c\x1b[?2004$p\x1b[4$p\x1b]10;?\x07\x1b]11;?\x1b\\\x1b[?996n\x1bP$qm\x1b\\\x1b[?u\x1b[>q\x1b[14t";
+
+  it("cuts every query out and keeps everything else byte for byte", () => {
+    const q = new QueryScanner();
+    const { output, owed } = q.strip(bytes(`a\x1b[31mred${QUERIES}\x1b[m\x1b]11;#000000\x07b\x1b[>1u`));
+    // ST-terminated strings leave their harmless `ESC \`
+    expect(text(output)).toBe("a\x1b[31mred\x1b\\\x1b\\\x1b[m\x1b]11;#000000\x07b\x1b[>1u");
+    expect(owed).toEqual([]);
+    expect(q.kittyPushes).toBe(1);
+    expect(new QueryScanner().feed(output)).toEqual([]);
+  });
+
+  it("reports, instead of cutting, a query that began in a chunk already written", () => {
+    const q = new QueryScanner();
+    expect(text(q.strip(bytes("x\x1b[")).output)).toBe("x\x1b[");
+    const { output, owed } = q.strip(bytes("6ny\x1b[c"));
+    expect(text(output)).toBe("6ny");
+    expect(owed).toEqual(["cpr"]);
+  });
+});

@@ -8,6 +8,9 @@
  * detaching can switch them off again.
  *
  * A small VT state machine on raw bytes; sequences may be split across chunks at any byte.
+ *
+ * `strip` is for replayed bytes: it cuts the queries out, so the local terminal never answers them
+ * (docs/design.md, Device queries and auto-replies).
  */
 
 /** The kind of answer a query asks for, one per reply shape InputRouter recognises. */
@@ -51,6 +54,8 @@ export class QueryScanner {
   private collected = "";
   private intermediates = "";
   private overflow = false;
+  /** where the sequence being read began in the current chunk; -1 when it began in an earlier one */
+  private sequenceStart = -1;
   /** kitty keyboard flags pushed (`CSI > flags u`) and not popped */
   kittyPushes = 0;
   /** xterm modifyOtherKeys level set by `CSI > 4 ; n m` */
@@ -59,6 +64,40 @@ export class QueryScanner {
   /** Scan a chunk; returns the replies the local terminal owes for the queries in it, in order. */
   feed(chunk: Uint8Array): ReplyKind[] {
     const found: ReplyKind[] = [];
+    this.scan(chunk, found, null);
+    return found;
+  }
+
+  /**
+   * Scan a chunk and return it without the queries in it. A query that began in an earlier chunk
+   * (already written) cannot be cut: its reply is in `owed`, like feed's.
+   */
+  strip(chunk: Uint8Array): { output: Uint8Array; owed: ReplyKind[] } {
+    const owed: ReplyKind[] = [];
+    const cuts: [number, number][] = [];
+    this.scan(chunk, owed, cuts);
+    if (cuts.length === 0) return { output: chunk, owed };
+    const output = new Uint8Array(chunk.length - cuts.reduce((sum, [from, to]) => sum + to - from, 0));
+    let at = 0;
+    let kept = 0;
+    for (const [from, to] of cuts) {
+      output.set(chunk.subarray(kept, from), at);
+      at += from - kept;
+      kept = to;
+    }
+    output.set(chunk.subarray(kept), at);
+    return { output, owed };
+  }
+
+  /** The state machine; with `cuts`, each query wholly inside the chunk is cut instead of reported. */
+  private scan(chunk: Uint8Array, found: ReplyKind[], cuts: [number, number][] | null): void {
+    this.sequenceStart = -1;
+    /** a sequence that ended at `end` (exclusive): cut it if it was a query */
+    const ended = (before: number, end: number) => {
+      if (!cuts || found.length === before || this.sequenceStart === -1) return;
+      found.length = before;
+      cuts.push([this.sequenceStart, end]);
+    };
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i]!;
       if (this.state === GROUND) {
@@ -67,6 +106,7 @@ export class QueryScanner {
         if (next === -1) break;
         i = next;
         this.state = ESCAPE;
+        this.sequenceStart = i;
         continue;
       }
       if (byte === CAN || byte === SUB) {
@@ -75,35 +115,43 @@ export class QueryScanner {
       }
       switch (this.state) {
         case ESCAPE:
-          this.begin(byte === 0x5b ? CSI : byte === 0x5d ? OSC : byte === 0x50 ? DCS : byte === ESC ? ESCAPE : GROUND);
+          this.begin(byte === 0x5b ? CSI : byte === 0x5d ? OSC : byte === 0x50 ? DCS : byte === ESC ? ESCAPE : GROUND, i);
           break;
         case CSI:
           if (byte >= 0x30 && byte <= 0x3f) this.collect(byte);
           else if (byte >= 0x20 && byte <= 0x2f) this.intermediates += String.fromCharCode(byte);
           else if (byte >= 0x40 && byte <= 0x7e) {
+            const before = found.length;
             if (!this.overflow) this.dispatchCsi(String.fromCharCode(byte), found);
+            ended(before, i + 1);
             this.state = GROUND;
-          } else if (byte === ESC) this.begin(ESCAPE);
+          } else if (byte === ESC) this.begin(ESCAPE, i);
           // other C0 controls inside CSI are executed by the terminal and do not end it
           break;
         case OSC:
           if (byte === BEL || byte === ESC) {
+            const before = found.length;
             if (!this.overflow) this.dispatchOsc(found);
-            this.begin(byte === ESC ? ESCAPE : GROUND);
+            // An ST's ESC stays: a lone `ESC \` is nothing to a terminal, and the ESC may begin something else.
+            ended(before, byte === BEL ? i + 1 : i);
+            if (byte === ESC) this.begin(ESCAPE, i);
+            else this.begin(GROUND);
           } else this.collect(byte);
           break;
         case DCS:
           if (byte === ESC) {
+            const before = found.length;
             if (!this.overflow) this.dispatchDcs(found);
-            this.begin(ESCAPE);
+            ended(before, i);
+            this.begin(ESCAPE, i);
           } else this.collect(byte);
           break;
       }
     }
-    return found;
   }
 
-  private begin(state: number): void {
+  private begin(state: number, at = -1): void {
+    if (state === ESCAPE) this.sequenceStart = at;
     this.state = state;
     this.collected = "";
     this.intermediates = "";

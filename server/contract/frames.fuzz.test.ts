@@ -116,6 +116,7 @@ const clientMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
   fc.array(clientId, { maxLength: MAX_QUERY_IDS, size: "max" }).map((ids) => ({ type: "querySubmissions" as const, ids })),
   fc.constant({ type: "takeControl" as const }),
   bytes(64).map((data) => ({ type: "autoReply" as const, data })),
+  fc.constant({ type: "replayParsed" as const }),
 );
 
 /** A frame damaged the way a buggy or hostile peer might: bytes overwritten, cut short, extended, or its JSON text spliced. */

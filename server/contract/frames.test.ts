@@ -6,6 +6,7 @@ import {
   decodeClientFrame,
   decodeServerFrame,
   encodeAutoReply,
+  encodeReplayParsed,
   encodeControl,
   encodeExit,
   encodeInput,
@@ -63,7 +64,7 @@ function expectInvalid(result: unknown, reason: FrameError["reason"], id?: strin
 describe("opcodes", () => {
   it("match the spec's tables", () => {
     expect(ServerFrame).toEqual({ OUTPUT: 0, SNAPSHOT: 1, STATUS: 2, EXIT: 3, POSITION: 4, SUBMIT_STATUS: 5, CONTROL: 6 });
-    expect(ClientFrame).toEqual({ INPUT: 0, RESIZE: 1, RESYNC: 2, SUBMIT: 3, QUERY_SUBMISSIONS: 4, TAKE_CONTROL: 5, AUTO_REPLY: 6 });
+    expect(ClientFrame).toEqual({ INPUT: 0, RESIZE: 1, RESYNC: 2, SUBMIT: 3, QUERY_SUBMISSIONS: 4, TAKE_CONTROL: 5, AUTO_REPLY: 6, REPLAY_PARSED: 7 });
   });
 });
 
@@ -102,6 +103,7 @@ describe("byte vectors", () => {
     ["0x04 query submissions", encodeQuerySubmissions({ ids: ["sub-0001", "sub-0002"] }), `04 ${asciiHex('{"ids":["sub-0001","sub-0002"]}')}`],
     ["0x05 take control", encodeTakeControl(), "05"],
     ["0x06 auto-reply", encodeAutoReply("\x1b[?997;1n"), "06 1b 5b 3f 39 39 37 3b 31 6e"],
+    ["0x07 replay parsed", encodeReplayParsed(), "07"],
   ];
 
   it.each(serverVectors)("server %s encodes to its bytes and decodes back to the same frame", (_name, encoded, expected) => {
@@ -138,6 +140,8 @@ describe("raw byte frames", () => {
     expect(toHex(encodeTakeControl())).toBe("05");
     expect(decodeClientFrame(hex("02"))).toEqual({ type: "resync" });
     expect(decodeClientFrame(hex("05"))).toEqual({ type: "takeControl" });
+    expect(decodeClientFrame(hex("07"))).toEqual({ type: "replayParsed" });
+    expectInvalid(decodeClientFrame(hex("07 00")), "unexpected_payload");
   });
 
   it("keeps a multi-byte character split across frames byte-exact", () => {
@@ -304,7 +308,7 @@ describe("submit frames", () => {
 describe("malformed client frames", () => {
   const cases: [string, Uint8Array, FrameError["reason"]][] = [
     ["empty", hex(""), "empty"],
-    ["unknown opcode 0x07", hex("07"), "unknown_opcode"],
+    ["unknown opcode 0x08", hex("08"), "unknown_opcode"],
     ["unknown opcode 0xff", hex("ff 00"), "unknown_opcode"],
     ["resize, truncated JSON", jsonFrame(1, '{"cols":80'), "bad_json"],
     ["resize, no payload", hex("01"), "bad_json"],
@@ -341,7 +345,7 @@ describe("malformed client frames", () => {
   });
 
   it("reports the opcode of a refused frame", () => {
-    expect(decodeClientFrame(hex("07"))).toMatchObject({ opcode: 7 });
+    expect(decodeClientFrame(hex("08"))).toMatchObject({ opcode: 8 });
   });
 });
 

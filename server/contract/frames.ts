@@ -57,6 +57,8 @@ export const ClientFrame = {
   QUERY_SUBMISSIONS: 0x04,
   TAKE_CONTROL: 0x05,
   AUTO_REPLY: 0x06,
+  /** docs/protocol.md, Client → server frames: the client has parsed one more replay (sent with `replayAck=1`) */
+  REPLAY_PARSED: 0x07,
 } as const;
 export type ClientFrame = (typeof ClientFrame)[keyof typeof ClientFrame];
 
@@ -76,7 +78,8 @@ export type ClientMessage =
   | { type: "submit"; header: SubmitHeader; body: Uint8Array; submitKey: Uint8Array }
   | { type: "querySubmissions"; ids: string[] }
   | { type: "takeControl" }
-  | { type: "autoReply"; data: Uint8Array };
+  | { type: "autoReply"; data: Uint8Array }
+  | { type: "replayParsed" };
 
 /** Stable codes of why a frame was refused. */
 export type FrameErrorReason =
@@ -175,6 +178,7 @@ export const encodeQuerySubmissions = (query: QuerySubmissionsPayload): Uint8Arr
   jsonFrame(ClientFrame.QUERY_SUBMISSIONS, query, readQuerySubmissionsPayload);
 export const encodeTakeControl = (): Uint8Array => frame(ClientFrame.TAKE_CONTROL, new Uint8Array(0));
 export const encodeAutoReply = (data: Uint8Array | string): Uint8Array => frame(ClientFrame.AUTO_REPLY, toBytes(data));
+export const encodeReplayParsed = (): Uint8Array => frame(ClientFrame.REPLAY_PARSED, new Uint8Array(0));
 
 /**
  * A submission: JSON header `{id, generation, bodyBytes}`, `\n`, the body, then
@@ -228,6 +232,7 @@ export function encodeClientMessage(message: ClientMessage): Uint8Array {
     case "querySubmissions": return encodeQuerySubmissions({ ids: message.ids });
     case "takeControl": return encodeTakeControl();
     case "autoReply": return encodeAutoReply(message.data);
+    case "replayParsed": return encodeReplayParsed();
   }
 }
 
@@ -331,6 +336,8 @@ export function decodeClientFrame(data: Uint8Array, limits: ClientFrameLimits = 
       return decodeEmpty(opcode, payload, { type: "takeControl" });
     case ClientFrame.AUTO_REPLY:
       return { type: "autoReply", data: payload };
+    case ClientFrame.REPLAY_PARSED:
+      return decodeEmpty(opcode, payload, { type: "replayParsed" });
     default:
       return unknownOpcode("client", opcode);
   }

@@ -42,6 +42,10 @@ export class TerminalConnection implements LeaseConnection {
   replaying = false;
   /** a resync arrived while `replaying`: one more replay follows it, however many arrived */
   resyncWanted = false;
+  /** the client sends 0x07 once it has parsed each replay (`replayAck=1`) */
+  acksReplays = false;
+  /** replays the client said it has parsed (0x07), never more than were sent */
+  private replaysParsed = 0;
   bytesSent = 0;
 
   constructor(
@@ -66,6 +70,20 @@ export class TerminalConnection implements LeaseConnection {
   /** Bytes accepted for sending that the peer has not taken yet (held ones included). */
   get queuedBytes(): number {
     return this.ws.bufferedAmount + this.heldBytes;
+  }
+
+  /**
+   * docs/protocol.md, Client → server frames: whether this connection's replay is finished, so its
+   * 0x06 may reach the program. A client that acknowledges replays has finished once it said it
+   * parsed every one sent so far; any other once the replay's frames have left the queue.
+   */
+  get replayFinished(): boolean {
+    return this.acksReplays ? this.replaysParsed >= this.replayEpoch : !this.replaying;
+  }
+
+  /** A 0x07: the client parsed the oldest replay it had not acknowledged. */
+  noteReplayParsed(): void {
+    this.replaysParsed = Math.min(this.replaysParsed + 1, this.replayEpoch);
   }
 
   /** Frames from now on wait until `release`. */

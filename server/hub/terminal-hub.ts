@@ -64,6 +64,7 @@ export class TerminalHub {
           onDrain: (c) => stream.onDrain(c),
           onGone: (c) => this.leave(session.id, stream, c),
         });
+        conn.acksReplays = query.replayAck;
         this.listen(ws, stream, conn);
         stream.attach(conn, { resume: query.resume, history: query.history });
       });

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { isValidClientId, isValidGeneration, parseOffset, sanitizeLabel } from "../contract/protocol.ts";
+import { isValidClientId, isValidGeneration, parseOffset, REPLAY_ACK_PARAM, sanitizeLabel } from "../contract/protocol.ts";
 import type { Principal } from "../http/credentials.ts";
 import type { ControllerLease } from "../session/controller-lease.ts";
 
@@ -13,6 +13,8 @@ export type TerminalQuery = {
   resume: { generation: string; offset: number } | null;
   /** `history=0`: the spec's literal modes-only snapshot after truncation */
   history: boolean;
+  /** `replayAck=1`: the client sends 0x07 once it has parsed each replay */
+  replayAck: boolean;
 };
 
 export function parseTerminalQuery(params: URLSearchParams): TerminalQuery {
@@ -26,6 +28,7 @@ export function parseTerminalQuery(params: URLSearchParams): TerminalQuery {
     label: sanitizeLabel(params.get("label")),
     resume: isValidGeneration(generation) && offset !== null ? { generation: generation!, offset } : null,
     history: params.get("history") !== "0",
+    replayAck: params.get(REPLAY_ACK_PARAM) === "1",
   };
 }
 

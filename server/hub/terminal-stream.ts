@@ -271,8 +271,13 @@ export class TerminalStream {
         session.noteUserInput();
         return;
       case "autoReply":
-        if (!conn.canControl || !session.lease.mayAutoReply(conn)) return;
+        // docs/design.md, Device queries and auto-replies: until its replay is finished, a client's
+        // answers are to queries in replayed bytes, asked long ago.
+        if (!conn.replayFinished || !conn.canControl || !session.lease.mayAutoReply(conn)) return;
         session.write(message.data);
+        return;
+      case "replayParsed":
+        conn.noteReplayParsed();
         return;
       case "resize":
         // Ownership check and resize in one synchronous step (the critical section).

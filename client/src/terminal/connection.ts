@@ -8,11 +8,13 @@ import {
   decodeServerFrame,
   encodeAutoReply,
   encodeInput,
+  encodeReplayParsed,
   encodeResize,
   encodeResync,
   encodeTakeControl,
   type ServerMessage,
 } from "../../../server/contract/frames.ts";
+import { REPLAY_ACK_PARAM } from "../../../server/contract/protocol.ts";
 import { StreamTracker, type ResumePoint } from "../../../server/contract/stream-tracker.ts";
 import { makeReconnectLoop, type ProbeResult, type ReconnectCounts, type ReconnectLoop, type ReconnectPhase } from "../net/reconnect-loop.ts";
 
@@ -52,6 +54,10 @@ export type TerminalConnection = {
   send(frame: Uint8Array): boolean;
   sendInput(data: string | Uint8Array): boolean;
   sendAutoReply(data: string | Uint8Array): boolean;
+  /** which socket this is (bumped at every connect), for replayParsed */
+  readonly socket: number;
+  /** tell the server socket `socket` has parsed one more replay (0x07); nothing if it is gone */
+  replayParsed(socket: number): boolean;
   sendResize(cols: number, rows: number): boolean;
   takeControl(): boolean;
   resync(): boolean;
@@ -72,13 +78,17 @@ export function terminalSocketUrl(options: Pick<TerminalConnectionOptions, "sess
     url.searchParams.set("offset", String(resume.offset));
   }
   if (options.compress) url.searchParams.set("compress", "1");
+  // docs/protocol.md, Client → server frames: this client sends 0x07 once it parsed each replay.
+  url.searchParams.set(REPLAY_ACK_PARAM, "1");
   return url.toString();
 }
 
 export function makeTerminalConnection(options: TerminalConnectionOptions): TerminalConnection {
   const tracker = new StreamTracker(options.resume);
   const stats: ConnectionStats = { bytesReceived: 0, opens: 0, waits: 0 };
+  let socket = 0;
   function open(): WebSocket {
+    socket++;
     const compress = options.compress ?? loadCompress();
     const ws = new WebSocket(terminalSocketUrl({ ...options, compress }, options.label(), tracker.resumePoint()));
     ws.binaryType = "arraybuffer";
@@ -113,6 +123,10 @@ export function makeTerminalConnection(options: TerminalConnectionOptions): Term
     send,
     sendInput: (data) => send(encodeInput(data)),
     sendAutoReply: (data) => send(encodeAutoReply(data)),
+    get socket() {
+      return socket;
+    },
+    replayParsed: (which) => which === socket && send(encodeReplayParsed()),
     sendResize: (cols, rows) => send(encodeResize({ cols, rows })),
     takeControl: () => send(encodeTakeControl()),
     resync: () => send(encodeResync()),

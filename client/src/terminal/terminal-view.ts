@@ -129,6 +129,18 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   let attachedThisSocket = false;
   /** the first status frame of each socket ends its replay */
   let sawStatusThisSocket = false;
+  /**
+   * docs/design.md, Device queries and auto-replies: xterm is parsing replayed bytes (a snapshot,
+   * an append's missing bytes, the local copy), so what it answers is an answer to a query asked
+   * long ago and is dropped. Set and cleared from xterm's write queue, in stream order.
+   */
+  let repliesMuted = false;
+  /** a position frame came and its status (the end of that replay) has not */
+  let inReplay = false;
+  /** this socket's replay has been parsed and acknowledged (0x07): the server takes 0x06 from now on */
+  let replayAcknowledged = false;
+  /** a colour-scheme report was due before that: it goes out right after the acknowledgement */
+  let schemeReportDue = false;
   const submitListeners = new Set<(status: SubmitStatusPayload) => void>();
 
   terminal.open(options.host);
@@ -143,18 +155,24 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     sendResize: (cols, rows) => connection?.sendResize(cols, rows) ?? false,
   });
 
-  const reportScheme = () => connection?.sendAutoReply(colorSchemeReport(options.dark()));
+  /** The colour-scheme report (0x06); one due before the replay is acknowledged waits for it (the server would drop it). */
+  const reportScheme = () => {
+    if (replayAcknowledged) connection?.sendAutoReply(colorSchemeReport(options.dark()));
+    else schemeReportDue = true;
+  };
   // CSI ? 996 n asks for the colour scheme; xterm does not know it, so it is answered here (0x06).
   const schemeQuery = terminal.parser.registerCsiHandler({ prefix: "?", final: "n" }, (params) => {
     if (params[0] !== 996) return false;
-    reportScheme();
+    if (!repliesMuted) reportScheme();
     return true;
   });
   /** the key bar's sticky modifiers rewrite the next key typed (see KeyBar) */
   let inputFilter: ((data: string) => string) | null = null;
   const dataRoute = routeTerminalData(terminal, {
     input: (data) => connection?.sendInput(typeof data === "string" && inputFilter ? inputFilter(data) : data),
-    reply: (data) => connection?.sendAutoReply(data),
+    reply: (data) => {
+      if (!repliesMuted) connection?.sendAutoReply(data);
+    },
   });
   const paintWatch = terminal.onRender(() => {
     if (!awaitingPaint) return;
@@ -168,6 +186,34 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       renderedOffset = offset;
       saver.rendered({ generation, offset });
       onDone?.();
+    });
+  }
+
+  /** Replies are dropped from here in the write queue on (docs/design.md, Device queries and auto-replies). */
+  function muteRepliesFromHere(): void {
+    terminal.write("", () => (repliesMuted = true));
+  }
+
+  /** …and taken again from here on; `then` runs at that point of the queue. */
+  function unmuteRepliesFromHere(then?: () => void): void {
+    terminal.write("", () => {
+      repliesMuted = false;
+      then?.();
+    });
+  }
+
+  /** The replay's last bytes are queued: once xterm has parsed them, acknowledge it on the socket that sent it. */
+  function endReplay(): void {
+    inReplay = false;
+    const socket = connection!.socket;
+    unmuteRepliesFromHere(() => {
+      if (connection?.socket !== socket) return;
+      connection.replayParsed(socket);
+      replayAcknowledged = true;
+      if (schemeReportDue) {
+        schemeReportDue = false;
+        reportScheme();
+      }
     });
   }
 
@@ -218,6 +264,9 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
         return;
       case "position":
         position = message.position;
+        inReplay = true;
+        replayAcknowledged = false;
+        muteRepliesFromHere();
         if (message.position.mode === "reset") {
           setWritingReplay(true);
           showOverlaySoon();
@@ -234,6 +283,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
           sawStatusThisSocket = true;
           grid.replayWritten();
         }
+        if (inReplay) endReplay();
         setSession(message.session);
         return;
       case "exit":
@@ -246,7 +296,14 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   }
 
   function onPhase(next: ConnectionPhase): void {
-    if (next.phase === "connecting") attachedThisSocket = sawStatusThisSocket = false;
+    if (next.phase === "connecting") {
+      attachedThisSocket = sawStatusThisSocket = replayAcknowledged = false;
+      // A socket lost mid-replay: what follows is the next socket's own replay.
+      if (inReplay) {
+        inReplay = false;
+        unmuteRepliesFromHere();
+      }
+    }
     // A socket lost between a reset position and its snapshot leaves the old screen in place.
     if (next.phase === "connecting" || next.phase === "waiting" || next.phase === "stopped") {
       setWritingReplay(false);
@@ -275,10 +332,12 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       restoredLocally = true;
       terminal.resize(stored.cols, stored.rows);
       setWritingCopy(true);
+      muteRepliesFromHere();
       writeAt(stored.serialized, stored.generation, stored.offset, () => {
         setWritingCopy(false);
         awaitingPaint = firstPaintMs === null;
       });
+      unmuteRepliesFromHere();
     }
     connection = makeTerminalConnection({
       sessionId,
