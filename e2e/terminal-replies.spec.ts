@@ -4,6 +4,7 @@
  * (0x07) once it has parsed each replay. What the program read is what the test asserts.
  */
 import { fileURLToPath } from "node:url";
+import type { BrowserContext, Page } from "@playwright/test";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
 import { createSession, logIn, openTerminal, recordTerminalFrames, terminalText, typeInTerminal, waitForPhase, waitForText } from "./terminal-helpers.ts";
 
@@ -17,11 +18,15 @@ async function ringText(server: WebmuxServer, id: string): Promise<string> {
 }
 
 /** What the program read, one hex string per read. */
-async function programReads(page: Parameters<typeof terminalText>[0]): Promise<string[]> {
+async function programReads(page: Page): Promise<string[]> {
   return [...(await terminalText(page)).matchAll(/got:([0-9a-f]+)/g)].map((m) => m[1]!);
 }
 
-test("a reset replay full of device queries gets none of them answered", async ({ page, context, server }) => {
+/**
+ * A tab on a session whose ring holds the recorder's queries, asked before anyone attached, once
+ * the tab has parsed that replay and said so (0x07).
+ */
+async function openAfterQueries(page: Page, context: BrowserContext, server: WebmuxServer) {
   const session = await createSession(server, { command: [process.execPath, RECORDER] });
   await expect.poll(() => ringText(server, session.id)).toContain("QUERIES-ASKED-1");
   await logIn(context, server);
@@ -30,20 +35,24 @@ test("a reset replay full of device queries gets none of them answered", async (
   await waitForText(page, "QUERIES-ASKED-1");
   // It says when it has parsed the replay; only then would the server take its 0x06.
   await expect.poll(() => frames.sent.filter((f) => f.opcode === 0x07).length).toBe(1);
+  return { session, frames };
+}
+
+/** The program read nothing but the key typed now, and the tab sent no answer at all. */
+async function expectOnlyTypedKey(page: Page, frames: ReturnType<typeof recordTerminalFrames>): Promise<void> {
   await typeInTerminal(page, "Z");
   await waitForText(page, `got:${hex("Z")}`);
   expect(await programReads(page)).toEqual([hex("Z")]);
   expect(frames.sent.filter((f) => f.opcode === 0x06)).toEqual([]);
+}
+
+test("a reset replay full of device queries gets none of them answered", async ({ page, context, server }) => {
+  const { frames } = await openAfterQueries(page, context, server);
+  await expectOnlyTypedKey(page, frames);
 });
 
 test("an append resume whose missing bytes hold device queries gets none of them answered", async ({ page, context, server }) => {
-  const session = await createSession(server, { command: [process.execPath, RECORDER] });
-  await logIn(context, server);
-  const frames = recordTerminalFrames(page);
-  await openTerminal(page, server, session.id);
-  await waitForText(page, "QUERIES-ASKED-1");
-  await expect.poll(() => frames.sent.filter((f) => f.opcode === 0x07).length).toBe(1);
-
+  const { session, frames } = await openAfterQueries(page, context, server);
   await context.setOffline(true);
   await waitForPhase(page, "waiting");
   // The program asks again while this tab is cut off: its questions are in the bytes it missed.
@@ -55,20 +64,11 @@ test("an append resume whose missing bytes hold device queries gets none of them
   const positions = frames.received.filter((f) => f.opcode === 0x04).map((f) => JSON.parse(f.payload.subarray(1).toString()));
   expect(positions.map((p) => p.mode)).toEqual(["reset", "append"]);
   await expect.poll(() => frames.sent.filter((f) => f.opcode === 0x07).length).toBe(2);
-
-  await typeInTerminal(page, "Z");
-  await waitForText(page, `got:${hex("Z")}`);
-  expect(await programReads(page)).toEqual([hex("Z")]);
-  expect(frames.sent.filter((f) => f.opcode === 0x06)).toEqual([]);
+  await expectOnlyTypedKey(page, frames);
 });
 
 test("live device queries are still answered, once the replay is parsed", async ({ page, context, server }) => {
-  const session = await createSession(server, { command: [process.execPath, RECORDER] });
-  await logIn(context, server);
-  const frames = recordTerminalFrames(page);
-  await openTerminal(page, server, session.id);
-  await waitForText(page, "QUERIES-ASKED-1");
-  await expect.poll(() => frames.sent.filter((f) => f.opcode === 0x07).length).toBe(1);
+  const { session, frames } = await openAfterQueries(page, context, server);
   process.kill(session.pid!, "SIGUSR1");
   // xterm answers the live cursor-position report (among others): the program reads it.
   await expect.poll(async () => (await programReads(page)).join(" ")).toMatch(/1b5b\d+3b\d+52/);
