@@ -1,8 +1,9 @@
 /**
- * Codex behind the AgentAdapter interface, first version (HYBRID.md): the chat end runs
- * `codex exec --json resume <id> -` once per turn (the prompt on stdin), without approvals
- * (`caps.permissions` is false: Codex applies its own sandbox policy). The TUI is `codex resume
- * <id>`; with no hooks, the conversation a TUI run used is found among the rollouts afterwards.
+ * Codex behind the AgentAdapter interface, first version (docs/design.md, Hybrid sessions): the
+ * chat end runs `codex exec --json --skip-git-repo-check --sandbox workspace-write [resume <id>] -`
+ * once per turn (the prompt on stdin), without approvals (`caps.permissions` is false). The TUI
+ * is `codex --no-daemon` / `codex resume --no-daemon <id>`; with no hooks, the conversation a TUI
+ * run used is found among the rollouts afterwards.
  */
 import type { ChatMessage, ChatPart } from "../../contract/chat.ts";
 import { Emitter } from "../../session/emitter.ts";
@@ -16,6 +17,24 @@ import { MAX_TOOL_RESULT_CHARS } from "./claude-blocks.ts";
 export const CODEX_BIN_VARIABLE = "WEBMUX_CODEX_BIN";
 /** An interrupted turn's process gets this long after SIGINT before it is stopped harder. */
 const INTERRUPT_GRACE_MS = 2_000;
+/**
+ * The chat end's sandbox. `exec` defaults to read-only (and approval "never"), so a chat turn
+ * could not edit the project the user works on in the TUI; the chat end has no approval prompts
+ * either, so it gets the TUI's own default for a trusted project: writes inside the workspace,
+ * nothing outside it, no network.
+ */
+export const CODEX_CHAT_SANDBOX = "workspace-write";
+/**
+ * `exec` options every chat turn passes (before `resume`, which takes no `--sandbox`): the default
+ * hybrid cwd is the home directory, rarely a git repository, and `exec` refuses to run outside one.
+ */
+export const CODEX_EXEC_OPTIONS = ["--json", "--skip-git-repo-check", "--sandbox", CODEX_CHAT_SANDBOX];
+/**
+ * The TUI runs without the shared app-server daemon: the daemon outlives a TUI we stop, finishes
+ * its turn and holds the thread's writer lock for about a minute, so every chat turn would fail
+ * with "thread … already has an active writer".
+ */
+const CODEX_TUI_OPTIONS = ["--no-daemon"];
 
 type Json = Record<string, unknown>;
 
@@ -61,6 +80,18 @@ export function codexItemParts(item: Json, completed: boolean): ChatPart[] {
   }
 }
 
+/** Codex passes an API error on as the body it got (`{"error":{"message":…}}`): the message is what a person reads. */
+export function codexErrorText(message: unknown): string {
+  const text = String(message);
+  try {
+    const inner = obj(obj(JSON.parse(text)).error).message;
+    if (typeof inner === "string" && inner !== "") return inner;
+  } catch {
+    // plain text already
+  }
+  return text;
+}
+
 export class CodexChatDriver implements ChatDriver {
   readonly events = new Emitter<ChatDriverEvents>();
   private proc: AgentProcess | null = null;
@@ -79,7 +110,7 @@ export class CodexChatDriver implements ChatDriver {
   async start(): Promise<void> {}
 
   send(turn: { id: string; text: string; messageId: string }): Promise<boolean> {
-    const args = ["exec", "--json", ...(this.conversationId ? ["resume", this.conversationId] : []), "-"];
+    const args = ["exec", ...CODEX_EXEC_OPTIONS, ...(this.conversationId ? ["resume", this.conversationId] : []), "-"];
     const current = { id: turn.id, interrupted: false, ended: false, error: null as string | null };
     this.turn = current;
     const proc = new AgentProcess([this.spec.binary, ...args], this.spec, (line) => this.onLine(line, current));
@@ -143,10 +174,10 @@ export class CodexChatDriver implements ChatDriver {
       case "turn.failed":
         if (turn.ended) return;
         turn.ended = true;
-        this.events.emit("turnEnd", "error", undefined, String(obj(event.error).message ?? "the turn failed"));
+        this.events.emit("turnEnd", "error", undefined, codexErrorText(obj(event.error).message ?? "the turn failed"));
         return;
       case "error":
-        turn.error = String(event.message ?? "error");
+        turn.error = codexErrorText(event.message ?? "error");
         return;
       default:
         return;
@@ -187,7 +218,7 @@ export class CodexAdapter implements AgentAdapter {
 
   terminalLaunch(ctx: ConversationContext & { resume: boolean }): TerminalLaunch {
     const bin = this.binary(ctx.env);
-    return { command: ctx.resume && ctx.conversationId ? [bin, "resume", ctx.conversationId] : [bin] };
+    return { command: ctx.resume && ctx.conversationId ? [bin, "resume", ...CODEX_TUI_OPTIONS, ctx.conversationId] : [bin, ...CODEX_TUI_OPTIONS] };
   }
 
   readHook(): HookSignal {
