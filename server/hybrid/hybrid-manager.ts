@@ -94,6 +94,14 @@ export class HybridManager {
     } catch (err) {
       throw new InvalidSessionRequest((err as Error).message);
     }
+    if (request.conversationId !== undefined) {
+      // Offer only what will resume here: the agent's own checks would fail later, less clearly.
+      const problem =
+        adapter.conversationIdProblem?.(request.conversationId) ??
+        (await adapter.resumeProblem?.({ cwd, env: probeEnv, conversationId: request.conversationId })) ??
+        null;
+      if (problem !== null) throw new InvalidSessionRequest(problem);
+    }
     const secret = randomBytes(SECRET_BYTES).toString("base64url");
     const settingsDir = join(this.options.dataDir, "hybrid", randomBytes(8).toString("hex"));
     let sessionId = "";

@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readSessionInfo } from "../contract/payloads.ts";
 import { CloseCode } from "../contract/protocol.ts";
@@ -7,7 +9,7 @@ import { waitFor } from "../testing/wait.ts";
 import { INTERRUPT_WAIT_MS } from "./chat-end.ts";
 import { HOOK_SECRET_VARIABLE } from "./hybrid-manager.ts";
 import type { ChatClient } from "./testing/chat-client.ts";
-import { maxConcurrentAgents, startHybridFixture, type HybridFixture } from "./testing/hybrid-fixture.ts";
+import { FAKE_CLAUDE, maxConcurrentAgents, startHybridFixture, type HybridFixture } from "./testing/hybrid-fixture.ts";
 
 let fx: HybridFixture;
 beforeEach(async () => {
@@ -17,6 +19,8 @@ afterEach(async () => {
   await fx.stop();
 });
 
+/** The state must follow the TUI's permission prompt well before the real Notification's 6 s. */
+const PERMISSION_STATE_WITHIN_MS = 3_000;
 /** What the fake TUI draws when it waits for a prompt. */
 const PROMPT = "\x1b[1m>\x1b[0m ";
 
@@ -166,15 +170,69 @@ describe("hybrid sessions: moves", () => {
     expect(lines.filter((l) => l.what === "start").length - lines.filter((l) => l.what === "exit").length).toBe(1);
   });
 
-  it("falls back to parked with the error when the target end fails to start, keeping the conversation", async () => {
-    const info = await fx.create({ hybrid: { conversationId: "no-such-conversation" } });
-    expect(info.hybrid).toMatchObject({ conversationId: "no-such-conversation", end: "chat", state: "parked" });
-    expect(info.hybrid!.error).toMatch(/terminal end failed to start \(exit code 1\): No conversation found with session ID: no-such-conversation/);
+  it("falls back to parked with the TUI's own words (no escape residue) when the target end fails to start, keeping the conversation", async () => {
+    const missing = "0b0e7c38-5d1b-4b9e-9a55-5b7c1f0e0001";
+    const info = await fx.create({ hybrid: { conversationId: missing } });
+    expect(info.hybrid).toMatchObject({ conversationId: missing, end: "chat", state: "parked" });
+    expect(info.hybrid!.error).toBe(`the terminal end failed to start (exit code 1): No conversation found with session ID: ${missing}`);
     const chat = await fx.chat(info.id);
     chat.send("doomed-00001", "say hi");
     await chat.until((c) => c.submissionStates("doomed-00001").includes("failed"), "the send failed");
     expect(chat.status).toMatchObject({ state: "parked", error: expect.stringMatching(/chat end failed to start: .*No conversation found/) });
-    expect((await fx.hybrid(info.id)).conversationId).toBe("no-such-conversation");
+    expect((await fx.hybrid(info.id)).conversationId).toBe(missing);
+  });
+
+  it("offers only conversations that will resume here: a Claude id must be a UUID, and one from another directory is refused", async () => {
+    const notUuid = await fx.server.api("/api/sessions", { method: "POST", json: { hybrid: { agent: "claude", conversationId: "no-such-conversation" }, cwd: fx.cwd, env: { WEBMUX_CLAUDE_BIN: FAKE_CLAUDE, CLAUDE_CONFIG_DIR: fx.configDir } } });
+    expect(notUuid.status).toBe(400);
+    expect(await notUuid.text()).toContain("a Claude Code conversation id is a UUID");
+
+    // A conversation started in another directory: its transcript is under that directory's project.
+    const other = join(fx.cwd, "..", "other project");
+    mkdirSync(other, { recursive: true });
+    const res = await fx.server.api("/api/sessions", { method: "POST", json: { hybrid: { agent: "claude", end: "chat" }, cwd: other, env: { WEBMUX_CLAUDE_BIN: FAKE_CLAUDE, CLAUDE_CONFIG_DIR: fx.configDir, FAKE_CLAUDE_DELTA_MS: "1" } } });
+    const elsewhere = readSessionInfo(await res.json());
+    const chat = await fx.chat(elsewhere.id);
+    chat.send("elsewhere-01", "say in the other project");
+    await chat.until((c) => turnEnded(c, "elsewhere-01"), "a turn in the other project");
+    await chat.close();
+    const refused = await fx.server.api("/api/sessions", {
+      method: "POST",
+      json: { hybrid: { agent: "claude", conversationId: elsewhere.hybrid!.conversationId }, cwd: fx.cwd, env: { WEBMUX_CLAUDE_BIN: FAKE_CLAUDE, CLAUDE_CONFIG_DIR: fx.configDir } },
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain(`belongs to another directory (${other})`);
+    // In its own directory it resumes.
+    const resumed = await fx.server.api("/api/sessions", {
+      method: "POST",
+      json: { hybrid: { agent: "claude", conversationId: elsewhere.hybrid!.conversationId, end: "chat" }, cwd: other, env: { WEBMUX_CLAUDE_BIN: FAKE_CLAUDE, CLAUDE_CONFIG_DIR: fx.configDir } },
+    });
+    expect(resumed.status).toBe(201);
+  });
+
+  it("ends a TUI turn that failed on an API error (StopFailure, not Stop): idle, and a move is not refused", async () => {
+    const info = await fx.create();
+    const term = await TerminalClient.connect(fx.server.url, info.id, { token: fx.server.token });
+    await term.waitForText(PROMPT);
+    await typePrompt(term, "fail", "⏺ API Error: fake failure");
+    await fx.waitForHybrid(info.id, (h) => h.state === "idle", "idle after StopFailure");
+    expect((await fx.move(info.id, "chat")).status).toBe(200);
+  });
+
+  it("is awaiting_permission as soon as the TUI asks (PermissionRequest), busy again once allowed, idle at the end", async () => {
+    // Notification(permission_prompt) comes 6 s late in the real TUI, and never when answered sooner.
+    const info = await fx.create();
+    const term = await TerminalClient.connect(fx.server.url, info.id, { token: fx.server.token });
+    await term.waitForText(PROMPT);
+    term.type('tool Bash {"command":"make"}; slow 2\r');
+    await term.waitForText("Do you want to proceed?");
+    const asked = Date.now();
+    await fx.waitForHybrid(info.id, (h) => h.state === "awaiting_permission", "awaiting_permission");
+    expect(Date.now() - asked).toBeLessThan(PERMISSION_STATE_WITHIN_MS);
+    expect((await fx.move(info.id, "chat")).status).toBe(409);
+    term.type("1");
+    await fx.waitForHybrid(info.id, (h) => h.state === "busy", "busy again after the answer (PostToolUse)");
+    await fx.waitForHybrid(info.id, (h) => h.state === "idle", "idle after Stop");
   });
 
   it("refuses a move while the TUI is busy unless asked to interrupt, then interrupts it with Esc", async () => {

@@ -90,6 +90,10 @@ export interface AgentAdapter {
   checkInstalled(ctx: AgentContext): void;
   /** A new conversation id, when the agent accepts a preset one; null when it mints its own. */
   newConversationId(): string | null;
+  /** Why `id` cannot name one of this agent's conversations (e.g. not a UUID), or null when it can. */
+  conversationIdProblem?(id: string): string | null;
+  /** Why the named conversation would not resume from this cwd (e.g. it belongs to another directory), or null. */
+  resumeProblem?(ctx: ConversationContext): Promise<string | null>;
   /** Whether the conversation has a transcript yet (so it must be resumed rather than started). */
   hasTranscript(ctx: ConversationContext): Promise<boolean>;
   /** The conversation as chat messages, read from the transcript (the source of truth). */

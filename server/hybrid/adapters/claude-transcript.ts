@@ -36,26 +36,75 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
+/** Claude Code cuts project directory names longer than this and appends a hash. */
+const MAX_PROJECT_DIR_CHARS = 200;
+
+async function projectDirs(env: Readonly<Record<string, string>>): Promise<string[]> {
+  try {
+    return await readdir(join(claudeConfigDir(env), "projects"));
+  } catch {
+    return [];
+  }
+}
+
+/** Whether a project directory is this cwd's: its name, or for a long cwd its cut name with a hash. */
+function isProjectDirOf(dir: string, cwd: string): boolean {
+  const name = projectDirName(cwd);
+  if (dir === name) return true;
+  return name.length > MAX_PROJECT_DIR_CHARS && dir.startsWith(`${name.slice(0, MAX_PROJECT_DIR_CHARS)}-`);
+}
+
 /**
- * The transcript's path, or null when there is none yet. Versions that shorten long project
- * directory names put it elsewhere, so the other project directories are searched too.
+ * The transcript's path in this cwd's project directory, or null when there is none: Claude Code
+ * resumes a conversation only from the directory it was started in, so one found under another
+ * project would not resume here.
  */
 export async function findTranscript(env: Readonly<Record<string, string>>, cwd: string, conversationId: string): Promise<string | null> {
   if (!CONVERSATION_ID_PATTERN.test(conversationId)) return null;
   const direct = transcriptPath(env, cwd, conversationId);
   if (await isFile(direct)) return direct;
-  const projects = join(claudeConfigDir(env), "projects");
-  let dirs: string[];
+  if (projectDirName(cwd).length <= MAX_PROJECT_DIR_CHARS) return null;
+  for (const dir of await projectDirs(env)) {
+    const candidate = join(claudeConfigDir(env), "projects", dir, `${conversationId}.jsonl`);
+    if (isProjectDirOf(dir, cwd) && (await isFile(candidate))) return candidate;
+  }
+  return null;
+}
+
+/** The cwd of the conversation when its transcript is under another project directory (it would not resume here), else null. */
+export async function findTranscriptElsewhere(env: Readonly<Record<string, string>>, cwd: string, conversationId: string): Promise<string | null> {
+  if (!CONVERSATION_ID_PATTERN.test(conversationId)) return null;
+  for (const dir of await projectDirs(env)) {
+    if (isProjectDirOf(dir, cwd)) continue;
+    const candidate = join(claudeConfigDir(env), "projects", dir, `${conversationId}.jsonl`);
+    if (!(await isFile(candidate))) continue;
+    // Its lines name the cwd they were written in; the directory name is a lossy fallback.
+    const first = (await readHead(candidate)).split("\n").map(lineCwd).find((c) => c !== null);
+    return first ?? dir;
+  }
+  return null;
+}
+
+function lineCwd(line: string): string | null {
   try {
-    dirs = await readdir(projects);
+    const entry: unknown = JSON.parse(line);
+    const cwd = typeof entry === "object" && entry !== null ? (entry as Json).cwd : undefined;
+    return typeof cwd === "string" && cwd !== "" ? cwd : null;
   } catch {
     return null;
   }
-  for (const dir of dirs) {
-    const candidate = join(projects, dir, `${conversationId}.jsonl`);
-    if (await isFile(candidate)) return candidate;
+}
+
+/** The first bytes of a file (enough for its first lines). */
+async function readHead(path: string, bytes = 64 * 1024): Promise<string> {
+  const file = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(bytes);
+    const { bytesRead } = await file.read(buffer, 0, bytes, 0);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await file.close();
   }
-  return null;
 }
 
 async function readTail(path: string): Promise<string> {

@@ -50,12 +50,12 @@ export function parseArgs(argv) {
     const name = eq === -1 ? arg : arg.slice(0, eq);
     if (VALUE_FLAGS.has(name)) {
       const value = eq === -1 ? argv[++i] : arg.slice(eq + 1);
-      if (value === undefined) throw new UsageError(`error: option '${name} <value>' argument missing`, 2);
+      if (value === undefined) throw new UsageError(`error: option '${name} <value>' argument missing`, 1);
       options[VALUE_FLAGS.get(name)] = value;
     } else if (BOOLEAN_FLAGS.has(name) && eq === -1) {
       options[BOOLEAN_FLAGS.get(name)] = true;
     } else if (arg.startsWith("-") && arg !== "-") {
-      throw new UsageError(`error: unknown option '${arg}'`, 2);
+      throw new UsageError(`error: unknown option '${arg}'`, 1);
     } else options.positional.push(arg);
   }
   validate(options);

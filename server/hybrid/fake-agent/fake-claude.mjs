@@ -49,7 +49,13 @@ let conversation;
 let resumed = false;
 if (options.resume !== undefined) {
   conversation = new Conversation(env, cwd, options.resume);
-  if (!conversation.exists) fail(`No conversation found with session ID: ${options.resume}`, 1);
+  if (!conversation.exists) {
+    if (options.print) fail(`No conversation found with session ID: ${options.resume}`, 1);
+    // The real TUI prints it between its screen setup and teardown sequences (save/restore cursor, charset, SI).
+    const teardown = "\x1b[?25h\x1b[?1006l\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b(B\x0f\x1b[>4m\x1b[<u\x1b[?1004l\x1b[?2031l\x1b[?2004l\x1b[?25h\x1b7\x1b[r\x1b8";
+    process.stdout.write(`\x1b7\x1b[r\x1b8\x1b[?25h\x1b[95mNo conversation found with session ID: ${options.resume}\x1b[39m\r\r\n${teardown}\x1b]0;\x07\x1b[?25h`, () => process.exit(1));
+    await new Promise(() => {});
+  }
   conversation.load();
   if (env.FAKE_CLAUDE_NEW_ID_ON_RESUME === "1") conversation = conversation.fork(randomUUID());
   resumed = true;

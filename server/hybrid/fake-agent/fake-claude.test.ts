@@ -57,7 +57,7 @@ const user = (text: string, uuid?: string) => ({ type: "user", message: { role: 
 describe("the fake claude's command-line contract", () => {
   it("refuses what the real program refuses", () => {
     const unknown = run(["--no-such-flag"]);
-    expect(unknown.status).toBe(2);
+    expect(unknown.status).toBe(1);
     expect(unknown.stderr).toContain("unknown option '--no-such-flag'");
     const noVerbose = run(["-p", "--output-format", "stream-json", "hi"]);
     expect(noVerbose.status).toBe(1);

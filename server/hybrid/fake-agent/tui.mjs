@@ -1,7 +1,10 @@
 // The fake's TUI: a prompt in the terminal, typed turns scripted like headless ones, a permission
-// prompt for `tool`, Esc to interrupt, /exit and /clear, and the hooks Claude Code runs around it:
-// SessionStart at start (and /clear), UserPromptSubmit before a turn, Stop after it (not after an
-// interrupt), Notification when it asks for permission.
+// prompt for `tool`, Esc to interrupt, /exit and /clear, and the hooks Claude Code 2.1 runs around
+// it: SessionStart at start (and /clear), UserPromptSubmit before a turn, Stop after it, StopFailure
+// instead when the turn ended on an API error, neither after an interrupt or a refused tool;
+// PreToolUse, then PermissionRequest at once when it asks, PostToolUse after an allowed tool, and
+// Notification(permission_prompt) only when the question stayed unanswered for
+// FAKE_CLAUDE_NOTIFICATION_MS (default 6000, as the real one).
 import { randomUUID } from "node:crypto";
 import { Conversation, messageId, toolUseId } from "./conversation.mjs";
 import { hookPayload, runHooks } from "./hooks.mjs";
@@ -11,8 +14,11 @@ const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
 /** How often a `slow` step looks for an interrupt. */
 const SLOW_TICK_MS = 50;
+/** The real TUI notifies about an open permission prompt this late (and not at all once answered). */
+const NOTIFICATION_DELAY_MS = 6_000;
 
-export async function runTui({ settings, state, resumed }) {
+export async function runTui({ settings, state, resumed, env }) {
+  const notificationMs = Number(env.FAKE_CLAUDE_NOTIFICATION_MS ?? NOTIFICATION_DELAY_MS);
   const out = (text) => process.stdout.write(text);
   let mode = "prompt"; // prompt | busy | permission
   let line = "";
@@ -41,6 +47,7 @@ export async function runTui({ settings, state, resumed }) {
     out("\r\n");
     await hook("UserPromptSubmit", { prompt: text });
     state.conversation.userPrompt(text);
+    let failed = false;
     for (const step of parsePrompt(text)) {
       if (interrupted) break;
       if (step.kind === "say") {
@@ -54,22 +61,29 @@ export async function runTui({ settings, state, resumed }) {
         const id = toolUseId();
         state.conversation.assistantBlock(messageId(), { type: "tool_use", id, name: step.name, input: step.input });
         out(`⏺ ${step.name}(${JSON.stringify(step.input)})\r\n  Do you want to proceed?\r\n  ❯ 1. Yes\r\n    2. No\r\n`);
+        const toolFields = { tool_name: step.name, tool_input: step.input, tool_use_id: id };
+        await hook("PreToolUse", toolFields, step.name);
         mode = "permission";
         const decided = new Promise((resolve) => (answer = resolve));
-        await hook("Notification", { message: `Claude needs your permission to use ${step.name}`, notification_type: "permission_prompt" });
+        await hook("PermissionRequest", { tool_name: step.name, tool_input: step.input, permission_suggestions: [] }, step.name);
+        const late = setTimeout(() => void hook("Notification", { message: "Claude needs your permission", notification_type: "permission_prompt" }), notificationMs);
         const decision = await decided;
+        clearTimeout(late);
         answer = null;
         mode = "busy";
         if (decision === "allow") {
           state.conversation.toolResult(id, `ran ${step.name}`, false);
           out(`  ⎿  ran ${step.name}\r\n`);
+          await hook("PostToolUse", { ...toolFields, tool_response: { stdout: `ran ${step.name}`, stderr: "" } }, step.name);
         } else {
           state.conversation.toolResult(id, "The user doesn't want to proceed with this tool use. The tool use was rejected.", true);
           interrupted = true;
         }
       } else if (step.kind === "fail") {
         state.conversation.apiError("API Error: fake failure");
-        out("  ⎿  API Error: fake failure\r\n");
+        out("⏺ API Error: fake failure\r\n");
+        failed = true;
+        break;
       } else if (step.kind === "clear") {
         await clear();
       }
@@ -77,7 +91,8 @@ export async function runTui({ settings, state, resumed }) {
     if (interrupted) {
       state.conversation.interrupted();
       out("  ⎿  Interrupted by user\r\n");
-    } else await hook("Stop", { stop_hook_active: false });
+    } else if (failed) await hook("StopFailure", { error: "unknown", last_assistant_message: "API Error: fake failure" });
+    else await hook("Stop", { stop_hook_active: false });
     mode = "prompt";
     prompt();
   }
