@@ -8,19 +8,12 @@ import { dirname } from "node:path";
 import type { Session } from "../session/session.ts";
 import type { TerminalLaunch, TerminalStop } from "./adapters/adapter.ts";
 import { within } from "./adapters/agent-process.ts";
+import { plainText } from "./adapters/plain-text.ts";
 
 /** How much of the end of a failed run's output is searched for the line that explains it. */
 const FAILURE_TAIL_BYTES = 4096;
 /** A failure line longer than this is cut: it goes into SessionInfo. */
 const FAILURE_LINE_CHARS = 200;
-/**
- * Escape sequences, to read what a terminal program printed as text: CSI, OSC (BEL or ST ended),
- * and every other ESC sequence — intermediates then a final byte, which covers ESC 7 / ESC 8
- * (save/restore cursor) and ESC ( B (charset) that a TUI prints around its last message.
- */
-const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]/g;
-/** C0 controls other than tab and line ends (SI, SO, BEL, …): never text. */
-const CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
 
 /** Resolves at the session's next exit, or at once when nothing runs. */
 export function whenExited(session: Session): Promise<void> {
@@ -56,10 +49,7 @@ export async function stopTerminal(session: Session, stop: TerminalStop): Promis
 export function lastOutputLine(session: Session): string {
   const { ring } = session;
   const bytes = ring.slice(Math.max(ring.start, ring.end - FAILURE_TAIL_BYTES), ring.end);
-  const lines = new TextDecoder()
-    .decode(bytes)
-    .replace(ESCAPES, "")
-    .replace(CONTROLS, "")
+  const lines = plainText(new TextDecoder().decode(bytes))
     .split(/\r?\n|\r/)
     .map((l) => l.trim())
     .filter(Boolean);

@@ -4,6 +4,7 @@
  * the chat driver, so a message has the same id and shape from either source.
  */
 import type { ChatMessage, ChatPart } from "../../contract/chat.ts";
+import { plainText } from "./plain-text.ts";
 
 /** A tool result longer than this is cut: a chat shows what a tool said, not a whole file. */
 export const MAX_TOOL_RESULT_CHARS = 64 * 1024;
@@ -39,7 +40,9 @@ function serviceText(value: string): string | null {
   const command = /<command-name>([^<]*)<\/command-name>/.exec(value);
   if (command) return `ran ${command[1]!.trim()}`;
   const stdout = /<local-command-stdout>([\s\S]*)<\/local-command-stdout>/.exec(value);
-  if (stdout) return stdout[1]!.trim() || "(no output)";
+  if (stdout) return plainText(stdout[1]!).trim() || "(no output)";
+  const stderr = /<local-command-stderr>([\s\S]*)<\/local-command-stderr>/.exec(value);
+  if (stderr) return plainText(stderr[1]!).trim() || "(no output)";
   return null;
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { findTranscript, messagesFromTranscript, projectDirName, readClaudeTranscript, transcriptPath } from "./claude-transcript.ts";
+import { findTranscript, findTranscriptElsewhere, messagesFromTranscript, projectDirName, readClaudeTranscript, transcriptPath } from "./claude-transcript.ts";
 
 const line = (entry: object) => JSON.stringify({ isSidechain: false, timestamp: "2025-01-01T00:00:00.000Z", ...entry });
 
@@ -41,15 +41,33 @@ describe("Claude transcripts", () => {
     expect(messages[0]!.createdAt).toBe(Date.parse("2025-01-01T00:00:00.000Z"));
   });
 
-  it("finds a transcript under another project directory, and never outside the projects directory", async () => {
+  it("finds a transcript only where it resumes: this cwd's project directory (cut with a hash for a long cwd); one under another is elsewhere", async () => {
     root = mkdtempSync(join(tmpdir(), "transcripts-"));
-    const dir = join(root, "projects", "-shortened-name");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "conv-1.jsonl"), `${line({ type: "user", uuid: "u1", message: { role: "user", content: "hi" } })}\n`);
     const env = { CLAUDE_CONFIG_DIR: root };
-    expect(await findTranscript(env, "/somewhere/else", "conv-1")).toBe(join(dir, "conv-1.jsonl"));
-    expect((await readClaudeTranscript(env, "/somewhere/else", "conv-1")).map((m) => m.id)).toEqual(["u1"]);
+    const put = (dir: string, id: string, cwd: string) => {
+      mkdirSync(join(root, "projects", dir), { recursive: true });
+      writeFileSync(join(root, "projects", dir, `${id}.jsonl`), `${line({ type: "user", uuid: "u1", cwd, message: { role: "user", content: "hi" } })}\n`);
+    };
+    put("-work-other", "conv-1", "/work/other");
+    expect(await findTranscript(env, "/work/other", "conv-1")).toBe(join(root, "projects", "-work-other", "conv-1.jsonl"));
+    expect((await readClaudeTranscript(env, "/work/other", "conv-1")).map((m) => m.id)).toEqual(["u1"]);
+    expect(await findTranscript(env, "/somewhere/else", "conv-1")).toBeNull();
+    expect(await readClaudeTranscript(env, "/somewhere/else", "conv-1")).toEqual([]);
+    expect(await findTranscriptElsewhere(env, "/somewhere/else", "conv-1")).toBe("/work/other");
+    expect(await findTranscriptElsewhere(env, "/work/other", "conv-1")).toBeNull();
+
+    const long = `/${"deep/".repeat(50)}project`;
+    put(`${projectDirName(long).slice(0, 200)}-1a2b3c`, "conv-2", long);
+    expect(await findTranscript(env, long, "conv-2")).toBe(join(root, "projects", `${projectDirName(long).slice(0, 200)}-1a2b3c`, "conv-2.jsonl"));
     expect(await findTranscript(env, "/x", "../../etc/passwd")).toBeNull();
     expect(await readClaudeTranscript(env, "/x", "missing")).toEqual([]);
+  });
+
+  it("shows local-command output as plain text, without the escape sequences the command printed", () => {
+    const text = [
+      line({ type: "user", uuid: "c1", message: { role: "user", content: "<local-command-stdout>\x1b[1mTotal cost:\x1b[22m \x1b[32m$0.01\x1b[39m\x1b(B\x0f</local-command-stdout>" } }),
+      line({ type: "user", uuid: "c2", message: { role: "user", content: "<local-command-stderr>\x1b[31mError: no such command\x1b[39m</local-command-stderr>" } }),
+    ].join("\n");
+    expect(messagesFromTranscript(text).map((m) => m.parts)).toEqual([[{ type: "service", text: "Total cost: $0.01" }], [{ type: "service", text: "Error: no such command" }]]);
   });
 });
