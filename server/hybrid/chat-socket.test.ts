@@ -114,6 +114,39 @@ describe("/ws/s/{id}/chat", () => {
     expect(a.transcript()).toContain('user: tool_result ran Bash {"command":"make test"}');
   });
 
+  it("shows an API error once: as the agent's message, not again as the turn's error", async () => {
+    const { info, chat } = await chatSession();
+    chat.send("fail-0000001", "fail");
+    await chat.until((c) => turnEnds(c).length === 1, "the turn ended");
+    expect(turnEnds(chat)[0]).toMatchObject({ status: "error" });
+    expect(chat.transcript()).toEqual(["user: fail", "assistant: API Error: 400 fake failure"]);
+    // And once in the history read back from the transcript.
+    expect((await fx.move(info.id, "terminal")).status).toBe(200);
+    expect((await fx.move(info.id, "chat")).status).toBe(200);
+    const back = await fx.chat(info.id);
+    await back.until((c) => c.of("snapshot").length === 1, "snapshot");
+    expect(back.transcript()).toEqual(["user: fail", "assistant: API Error: 400 fake failure"]);
+  });
+
+  it("answers AskUserQuestion with updatedInput carrying the answers, and ExitPlanMode by allowing or refusing with a message", async () => {
+    const { chat } = await chatSession();
+    const questions = [{ question: "Which color?", header: "Color", multiSelect: false, options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }];
+    chat.send("ask-00000001", `tool AskUserQuestion ${JSON.stringify({ questions })}`);
+    await chat.until((c) => c.permissions.size === 1, "the question");
+    const [ask] = chat.permissions.values();
+    expect(ask).toMatchObject({ tool: "AskUserQuestion", input: { questions } });
+    chat.sendMessage({ type: "permission.respond", requestId: ask!.requestId, decision: "allow", updatedInput: { questions, answers: { "Which color?": "Green, like grass" } } });
+    await chat.until((c) => turnEnds(c).length === 1, "the turn ended");
+    expect(chat.transcript()).toContain('user: tool_result Your questions have been answered: "Which color?"="Green, like grass". You can now continue with these answers in mind.');
+
+    chat.send("plan-0000001", 'tool ExitPlanMode {"plan":"1. a"}');
+    await chat.until((c) => c.permissions.size === 1, "the plan");
+    const [plan] = chat.permissions.values();
+    chat.sendMessage({ type: "permission.respond", requestId: plan!.requestId, decision: "deny", message: "Also do b" });
+    await chat.until((c) => turnEnds(c).length === 2, "the plan turn ended");
+    expect(chat.transcript()).toContain("user: tool_result (error) Also do b");
+  });
+
   it("interrupts a slow turn and cancels its pending permission", async () => {
     const { chat } = await chatSession();
     chat.send("intr-0000001", 'tool Bash {"command":"sleep"}; slow 30');

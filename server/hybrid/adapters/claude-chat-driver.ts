@@ -14,6 +14,8 @@ import { AssistantMessages, userMessage } from "./claude-blocks.ts";
 
 /** How long the agent may take to answer `initialize` (it starts MCP servers first; the SDK allows 60 s). */
 export const CHAT_START_TIMEOUT_MS = 60_000;
+/** The model name Claude Code gives the messages it makes up itself (API errors). */
+const SYNTHETIC_MODEL = "<synthetic>";
 /** A tool result that says this was refused for want of a prompt: permission events are not arriving. */
 const REFUSED_WITHOUT_PROMPT = /requested permissions|haven't granted/i;
 
@@ -33,7 +35,7 @@ export class ClaudeChatDriver implements ChatDriver {
   /** open permission requests: request id → the tool input the agent asked about */
   private readonly permissionInputs = new Map<string, unknown>();
   private readonly askedToolUses = new Set<string>();
-  private turn: { id: string; messageId: string; interrupted: boolean } | null = null;
+  private turn: { id: string; messageId: string; interrupted: boolean; shownErrors: Set<string> } | null = null;
   private streaming: string | null = null;
   private requestCounter = 0;
   private closing = false;
@@ -66,7 +68,7 @@ export class ClaudeChatDriver implements ChatDriver {
   }
 
   send(turn: { id: string; text: string; messageId: string }): Promise<boolean> {
-    this.turn = { id: turn.id, messageId: turn.messageId, interrupted: false };
+    this.turn = { id: turn.id, messageId: turn.messageId, interrupted: false, shownErrors: new Set() };
     const line = {
       type: "user",
       message: { role: "user", content: [{ type: "text", text: turn.text }] },
@@ -139,7 +141,11 @@ export class ClaudeChatDriver implements ChatDriver {
       case "assistant": {
         const message = obj(event.message);
         const id = typeof message.id === "string" && message.id !== "" ? message.id : typeof event.uuid === "string" ? event.uuid : "";
-        if (id !== "") this.events.emit("message", this.assistant.merge(id, message.content, Date.now(), this.turn?.id));
+        if (id === "") return;
+        const merged = this.assistant.merge(id, message.content, Date.now(), this.turn?.id);
+        // An API error arrives as a message Claude Code made up ("API Error: …"), then as the result's text.
+        if (message.model === SYNTHETIC_MODEL) for (const part of merged.parts) if (part.type === "text") this.turn?.shownErrors.add(part.text.trim());
+        this.events.emit("message", merged);
         return;
       }
       case "user":
@@ -152,7 +158,8 @@ export class ClaudeChatDriver implements ChatDriver {
         const cost = typeof event.total_cost_usd === "number" && event.total_cost_usd >= 0 ? event.total_cost_usd : undefined;
         const failed = event.is_error === true;
         const status = turn?.interrupted ? "interrupted" : failed ? "error" : "success";
-        const error = failed && !turn?.interrupted ? (typeof event.result === "string" && event.result ? event.result : String(event.subtype ?? "error")) : undefined;
+        let error = failed && !turn?.interrupted ? (typeof event.result === "string" && event.result ? event.result : String(event.subtype ?? "error")) : undefined;
+        if (error !== undefined && turn?.shownErrors.has(error.trim())) error = undefined; // shown once already, as its message
         this.events.emit("turnEnd", status, cost, error);
         return;
       }

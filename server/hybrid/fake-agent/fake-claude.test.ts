@@ -121,7 +121,8 @@ describe("the fake claude's stream-json mode", () => {
     agent.end();
     expect(await agent.exited).toBe(0);
     const types = agent.events.map((x) => (x.type === "stream_event" ? `stream:${x.event.type}` : x.type === "system" ? `system:${x.subtype}` : x.type));
-    expect(types.slice(1, 8)).toEqual(["system:init", "stream:message_start", "stream:content_block_start", "stream:content_block_delta", "stream:content_block_stop", "assistant", "stream:message_delta"]);
+    // The real 2.1.197's order: a status before each API request, a block's assistant message before its content_block_stop.
+    expect(types.slice(1, 9)).toEqual(["system:init", "system:status", "stream:message_start", "stream:content_block_start", "stream:content_block_delta", "assistant", "stream:content_block_stop", "stream:message_delta"]);
     expect(agent.events.find((x) => x.type === "system")).toMatchObject({ session_id: CONVERSATION, cwd });
     const toolResult = agent.events.find((x) => x.type === "user")!;
     expect(toolResult.message.content[0]).toMatchObject({ type: "tool_result", content: 'ran Bash {"command":"ls -l"}', is_error: false });

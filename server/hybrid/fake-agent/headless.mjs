@@ -3,6 +3,10 @@
 // `system/init`, streamed deltas (with --include-partial-messages), `assistant` messages, a
 // `can_use_tool` control request for `tool` steps (with --permission-prompt-tool stdio) that waits
 // for its `control_response`, and `result`. Control requests: `initialize`, `interrupt`.
+// In the real program's order (2.1.197 against a mock Messages API): `system/status` before each
+// API request, and a block's `assistant` message before its `content_block_stop`; an API error is
+// a synthetic assistant message ("API Error: …", model "<synthetic>") and then a `result` with
+// is_error and the same text. AskUserQuestion and ExitPlanMode answer as the real tools do.
 import { randomUUID } from "node:crypto";
 import { createInterface } from "node:readline";
 import { Conversation, FAKE_MODEL, FAKE_VERSION, messageId, toolUseId } from "./conversation.mjs";
@@ -13,6 +17,17 @@ import { parsePrompt } from "./script.mjs";
 const SLOW_TICK_MS = 100;
 /** Streamed text comes in pieces of this many characters. */
 const DELTA_CHARS = 4;
+
+/** What the real tools answer the model once allowed. */
+function allowedResult(name, input) {
+  if (name === "AskUserQuestion") {
+    const answers = Object.entries(input?.answers ?? {});
+    if (answers.length === 0) return "The user did not answer the questions.";
+    return `Your questions have been answered: ${answers.map(([q, a]) => `"${q}"="${a}"`).join(", ")}. You can now continue with these answers in mind.`;
+  }
+  if (name === "ExitPlanMode") return `User has approved your plan. You can now start coding.\n\n## Approved Plan:\n${input?.plan ?? ""}`;
+  return `ran ${name} ${JSON.stringify(input)}`;
+}
 
 export async function runHeadless({ options, settings, state, resumed, env }) {
   const deltaMs = Number(env.FAKE_CLAUDE_DELTA_MS ?? 10);
@@ -60,6 +75,7 @@ export async function runHeadless({ options, settings, state, resumed, env }) {
   }
 
   function startMessage(id) {
+    send(tagged({ type: "system", subtype: "status", status: "requesting" }));
     stream({ type: "message_start", message: { id, type: "message", role: "assistant", model: FAKE_MODEL, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
   }
 
@@ -76,8 +92,8 @@ export async function runHeadless({ options, settings, state, resumed, env }) {
       stream({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: text.slice(i, i + DELTA_CHARS) } });
       if (deltaMs > 0) await sleep(deltaMs);
     }
-    stream({ type: "content_block_stop", index: 0 });
     assistant(id, { type: "text", text });
+    stream({ type: "content_block_stop", index: 0 });
     stopMessage();
     return text;
   }
@@ -94,8 +110,8 @@ export async function runHeadless({ options, settings, state, resumed, env }) {
       text += ".";
       stream({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "." } });
     }
-    stream({ type: "content_block_stop", index: 0 });
     assistant(id, { type: "text", text });
+    stream({ type: "content_block_stop", index: 0 });
     stopMessage();
   }
 
@@ -105,8 +121,8 @@ export async function runHeadless({ options, settings, state, resumed, env }) {
     startMessage(id);
     stream({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: useId, name, input: {} } });
     stream({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: JSON.stringify(input) } });
-    stream({ type: "content_block_stop", index: 0 });
     assistant(id, { type: "tool_use", id: useId, name, input });
+    stream({ type: "content_block_stop", index: 0 });
     stopMessage();
     let result;
     if (!askPermission) {
@@ -122,7 +138,7 @@ export async function runHeadless({ options, settings, state, resumed, env }) {
         send({ type: "control_cancel_request", request_id: requestId });
         result = { content: "The user doesn't want to proceed with this tool use. The tool use was rejected.", isError: true };
       } else if (answer.behavior === "allow") {
-        result = { content: `ran ${name} ${JSON.stringify(answer.updatedInput ?? input)}`, isError: false };
+        result = { content: allowedResult(name, answer.updatedInput ?? input), isError: false };
       } else {
         result = { content: answer.message || "denied", isError: true };
       }
@@ -147,8 +163,10 @@ export async function runHeadless({ options, settings, state, resumed, env }) {
       else if (step.kind === "tool") await tool(step.name, step.input);
       else if (step.kind === "fail") {
         failed = true;
-        last = "API Error: fake failure";
-        state.conversation.apiError(last);
+        last = "API Error: 400 fake failure";
+        send(tagged({ type: "system", subtype: "status", status: "requesting" }));
+        const synthetic = state.conversation.apiError(last);
+        send(tagged({ type: "assistant", message: synthetic.message, error: "unknown" }));
         break;
       } else if (step.kind === "clear") state.conversation = new Conversation(state.conversation.env, state.conversation.cwd, randomUUID());
     }
