@@ -44,6 +44,11 @@ export type ChatCaps = {
   /** the agent asks before using tools (permission.request); false: it refuses what needs approval */
   permissions: boolean;
   interrupt: boolean;
+  /**
+   * Present when the agent's chat end runs tools without asking, confined by its own sandbox
+   * instead: what it may do, in words for the chat view (e.g. Codex: writes inside the workspace).
+   */
+  sandbox?: string;
 };
 
 export type ChatPermission = { requestId: string; tool: string; input: unknown; toolUseId?: string };
@@ -220,7 +225,11 @@ export function readChatServerEvent(value: unknown): ChatServerEvent {
         agent: str(obj, "agent", ""),
         conversationId: str(obj, "conversationId", ""),
         end: oneOf(obj, "end", "", ENDS),
-        caps: { permissions: bool(caps, "permissions", "caps"), interrupt: bool(caps, "interrupt", "caps") },
+        caps: {
+          permissions: bool(caps, "permissions", "caps"),
+          interrupt: bool(caps, "interrupt", "caps"),
+          ...(has(caps, "sandbox") ? { sandbox: str(caps, "sandbox", "caps") } : {}),
+        },
       };
     }
     case "snapshot": {

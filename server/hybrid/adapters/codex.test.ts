@@ -7,6 +7,7 @@ import { readSessionInfo } from "../../contract/payloads.ts";
 import { CloseCode } from "../../contract/protocol.ts";
 import { TerminalClient } from "../../testing/terminal-client.ts";
 import { startHybridFixture, type HybridFixture } from "../testing/hybrid-fixture.ts";
+import { CODEX_CHAT_SANDBOX_TEXT } from "./codex.ts";
 
 const FAKE_CODEX = fileURLToPath(new URL("../fake-agent/fake-codex.mjs", import.meta.url));
 
@@ -36,7 +37,7 @@ describe("the Codex adapter", () => {
     expect(info.hybrid).toMatchObject({ agent: "codex", conversationId: "", end: "chat", state: "parked" });
     const chat = await fx.chat(info.id, { client: "codex-client-1" });
     await chat.until((c) => c.status?.state === "idle", "ready");
-    expect(chat.hello!.caps).toEqual({ permissions: false, interrupt: true });
+    expect(chat.hello!.caps).toEqual({ permissions: false, interrupt: true, sandbox: CODEX_CHAT_SANDBOX_TEXT });
     chat.send("codex-turn-1", "run make");
     await chat.until((c) => c.of("turn").some((t) => t.turnId === "codex-turn-1" && t.phase === "end"), "the first turn");
     const thread = (await fx.hybrid(info.id)).conversationId;

@@ -24,6 +24,8 @@ const INTERRUPT_GRACE_MS = 2_000;
  * nothing outside it, no network.
  */
 export const CODEX_CHAT_SANDBOX = "workspace-write";
+/** What the chat view says about it (ChatCaps.sandbox). */
+export const CODEX_CHAT_SANDBOX_TEXT = "Codex runs commands here without asking, sandboxed: it may write inside this workspace only, with no network (--sandbox workspace-write).";
 /**
  * `exec` options every chat turn passes (before `resume`, which takes no `--sandbox`): the default
  * hybrid cwd is the home directory, rarely a git repository, and `exec` refuses to run outside one.
@@ -187,7 +189,7 @@ export class CodexChatDriver implements ChatDriver {
 
 export class CodexAdapter implements AgentAdapter {
   readonly name = "codex";
-  readonly caps = { permissions: false, interrupt: true };
+  readonly caps = { permissions: false, interrupt: true, sandbox: CODEX_CHAT_SANDBOX_TEXT };
   readonly terminalStop = { signal: "SIGTERM" as const, graceMs: 3_000 };
   readonly terminalReportsStart = false;
   readonly terminalInterrupt = "\x1b";
