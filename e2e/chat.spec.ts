@@ -145,7 +145,7 @@ test("AskUserQuestion shows its options as buttons and answers with the chosen o
   await expect(card).toContainText("Which database?");
   await card.getByRole("button", { name: /SQLite/ }).click();
   await expect(card).toHaveCount(0);
-  await expect(page.locator('.chat-tool[data-tool="AskUserQuestion"] .chat-tool__result')).toContainText('"answers":{"Which database?":"SQLite"}');
+  await expect(page.locator('.chat-tool[data-tool="AskUserQuestion"] .chat-tool__result')).toContainText('Your questions have been answered: "Which database?"="SQLite"');
 });
 
 test("Stop interrupts a slow turn", async ({ page, server }) => {
