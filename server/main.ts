@@ -1,5 +1,6 @@
 import { UsageError } from "./cli/args.ts";
 import { serveCommand } from "./cli/serve.ts";
+import { hostCommand, stopCommand } from "./cli/host-command.ts";
 import { attachCommand, runCommand } from "./cli/attach-command.ts";
 import { moveCommand } from "./cli/move-command.ts";
 import { killCommand, lsCommand, newCommand } from "./cli/session-commands.ts";
@@ -10,7 +11,9 @@ const HELP = `webmux — terminal sessions that stay alive, driven from anywhere
 usage: webmux <command> [options]
 
 commands:
-  serve     run the server
+  serve     run the server (it starts the session host, which keeps sessions across its restarts)
+  stop      end every session and the session host: webmux stop [--data-dir D]
+  host      run the session host in the foreground (serve starts it by itself)
   ls        list sessions (--json for a JSON array)
   new       start a session and print its id: webmux new [--title T] [--cwd D] [-- command …]
             or a hybrid agent session: webmux new --agent claude [--conversation ID]
@@ -28,6 +31,8 @@ server keeps in its data dir).
 type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
+  stop: stopCommand,
+  host: hostCommand,
   ls: lsCommand,
   new: newCommand,
   attach: attachCommand,
