@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { waitFor } from "../testing/wait.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
+/** Bun, a devDependency: `bun server/main.ts` runs the sources natively. */
+export const BUN_BINARY = join(ROOT, "node_modules", ".bin", "bun");
 /** A server process prints its listening line well within this, even on a loaded 2-core machine. */
 const START_TIMEOUT_MS = 20_000;
 
@@ -23,12 +25,19 @@ export type ServerProcess = {
 export const LOAD_TEST_TOKEN = "load-test-token-0123456789";
 
 /**
- * `node bin/webmux.js serve --port 0 …` in its own process, so it has a core (and an RSS) of its
- * own. With `token: null` the server generates (or reuses) the one kept in the data dir.
+ * `node bin/webmux.js serve --port 0 …` (or `bun server/main.ts serve …`) in its own process, so it
+ * has a core (and an RSS) of its own. With `token: null` the server generates (or reuses) the one
+ * kept in the data dir.
  */
-export async function startServerProcess(dataDir: string, args: string[] = [], token: string | null = LOAD_TEST_TOKEN): Promise<ServerProcess> {
+export async function startServerProcess(
+  dataDir: string,
+  args: string[] = [],
+  token: string | null = LOAD_TEST_TOKEN,
+  runtime: "node" | "bun" = "node",
+): Promise<ServerProcess> {
   const tokenArgs = token === null ? [] : ["--token", token];
-  const proc = spawn(process.execPath, ["bin/webmux.js", "serve", "--port", "0", "--data-dir", dataDir, ...tokenArgs, ...args], {
+  const [runner, entry] = runtime === "bun" ? [BUN_BINARY, "server/main.ts"] : [process.execPath, "bin/webmux.js"];
+  const proc = spawn(runner, [entry, "serve", "--port", "0", "--data-dir", dataDir, ...tokenArgs, ...args], {
     cwd: ROOT,
     // only the flags configure it: no WEBMUX_* variable of the test's own environment leaks in
     env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("WEBMUX_"))),

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -224,6 +225,18 @@ describe("spawnNodePty", () => {
     await waitFor(() => run.text().includes("ready"), { message: "shell running" });
     const exit = await terminate(run.pty, 60_000);
     expect(exit.signal).toBe(1);
+  });
+
+  it("leaves no PTY master to processes started after it, in a PTY or with child_process (an agent)", async () => {
+    start([...BASH, "-c", "sleep 30"]);
+    start([...BASH, "-c", "sleep 30"]);
+    const lister = start([...BASH, "-c", "ls -l /proc/$$/fd"]);
+    await lister.exited;
+    expect(lister.text()).not.toContain("/dev/ptmx");
+    // child_process does not close descriptors in the child: only close-on-exec keeps them out,
+    // also the master of the PTY spawned just before.
+    start([...BASH, "-c", "sleep 30"]);
+    expect(execFileSync("ls", ["-l", "/proc/self/fd"], { encoding: "utf8" })).not.toContain("/dev/ptmx");
   });
 
   it("refuses a missing command or cwd with a stable code, spawning nothing", () => {

@@ -9,6 +9,7 @@
 import { closeSync, constants as fsConstants, openSync, readSync, writeSync } from "node:fs";
 import type { Socket } from "node:net";
 import { spawn as forkPty, type IPty } from "node-pty";
+import { setCloseOnExec, setCloseOnExecFrom } from "webmux-fd-flags";
 import { PTY_TERM_NAME, PtySpawnError, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
 import { assertSpawnable, childEnvironment, PtyEventRelay, signalProcessGroup, toPtyExit } from "./pty-support.ts";
 
@@ -23,6 +24,8 @@ export const EXIT_DRAIN_MAX_BYTES = 1 << 20;
  * it is delivered anyway (a few KB), so the exit is never held back by a consumer that stalled.
  */
 export const PAUSED_EXIT_HOLD_MS = 5_000;
+/** Descriptors from here up are the server's own, never a session's (0, 1, 2 are its terminal). */
+const FIRST_NON_STDIO_FD = 3;
 /** Read size for that final drain; matches libuv's read buffer. */
 const EXIT_DRAIN_READ_BYTES = 64 * 1024;
 
@@ -74,6 +77,10 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
   const [file, ...args] = options.command as [string, ...string[]];
   let term: IPty;
   try {
+    // docs/design.md, Runtimes: node-pty and Bun — node-pty forks without closing or flagging the
+    // server's descriptors, and creates each master without FD_CLOEXEC: without this, every session
+    // (and any process the server starts later) would hold the masters of the sessions before it.
+    setCloseOnExecFrom(FIRST_NON_STDIO_FD);
     term = forkPty(file, args, {
       name: PTY_TERM_NAME,
       cwd: options.cwd,
@@ -87,6 +94,9 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
   } catch (err) {
     throw new PtySpawnError("PTY_SPAWN_FAILED", `cannot start ${file}: ${(err as Error).message}`, { cause: err });
   }
+
+  const master = (term as unknown as { fd?: number }).fd;
+  if (typeof master === "number") setCloseOnExec(master);
 
   const relay = new PtyEventRelay();
   const keeper = new ReadSideKeeper(

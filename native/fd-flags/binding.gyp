@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "fd_flags",
+      "sources": ["fd_flags.c"],
+      "cflags": ["-O2", "-Wall"]
+    }
+  ]
+}
