@@ -12,8 +12,9 @@ import { MAX_COMMAND_OUTPUT_BYTES, OutputCapture } from "./output-capture.ts";
 import { outputText } from "./output-text.ts";
 import type { SpawnIntegration } from "./shell-integration.ts";
 
-/** A shell started with integration that has shown no mark this long is treated as one without
- * (a user's rc that execs another shell, an old bash): generous, since some rc files are slow. */
+/** A shell started with integration that has shown no mark this long may be one without (a user's
+ * rc that execs another shell): from then on, a prompt it shows without a mark makes runs fall back
+ * to prompt detection. Until it shows one, runs wait (a slow rc file: conda, nvm, pyenv). */
 export const INTEGRATION_GRACE_MS = 10_000;
 
 /** At a prompt, input is taken as ready once bracketed paste is switched on, or after output has
@@ -76,6 +77,7 @@ export class CommandTracker {
   private echo: OutputCapture | null = null;
   private lastOutputAt = Date.now();
   private graceTimer: ReturnType<typeof setTimeout> | null = null;
+  private graceOver = false;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly unsubscribe: Array<() => void>;
 
@@ -98,6 +100,19 @@ export class CommandTracker {
 
   get mode(): TrackerMode {
     return this._mode;
+  }
+
+  /**
+   * Pending past its grace: the shell may be one without integration, which only a prompt shown
+   * without a mark can tell (the runner looks at the screen, then calls `fallBackToDetection`).
+   */
+  get unconfirmed(): boolean {
+    return this._mode === "pending" && this.graceOver;
+  }
+
+  /** The unconfirmed shell showed a prompt and still no mark: drive it by prompt detection. */
+  fallBackToDetection(): void {
+    if (this.unconfirmed) this.setMode("detect");
   }
 
   /** Milliseconds since the session last printed anything. */
@@ -155,10 +170,12 @@ export class CommandTracker {
     this.announced = null;
     this.echo = null;
     this.lastOutputAt = Date.now();
+    this.graceOver = false;
     if (this._mode === "pending") {
       this.graceTimer = setTimeout(() => {
         this.graceTimer = null;
-        if (this._mode === "pending") this.setMode("detect");
+        this.graceOver = true;
+        if (this._mode === "pending") this.events.emit("changed");
       }, INTEGRATION_GRACE_MS);
       this.graceTimer.unref?.();
     }

@@ -102,11 +102,11 @@ export class SessionRunner {
       if (!this.tracker.isReady()) return;
       this.queue.shift();
       this.startIntegrated(job);
-    } else if (this.tracker.mode === "detect") {
+    } else if (this.tracker.mode === "detect" || this.tracker.unconfirmed) {
       this.queue.shift();
       void this.runDetected(job);
     }
-    // "pending": the shell has not shown whether it integrates yet; `changed` pumps again.
+    // "pending" within the grace: the shell has not shown whether it integrates yet; `changed` pumps again.
   }
 
   private startIntegrated(job: Job): void {
@@ -192,7 +192,15 @@ export class SessionRunner {
     try {
       const prompt = await this.waitForPrompt(job);
       if (job.settled) return;
+      if (this.tracker.mode === "integrated") {
+        // A shell started with integration showed its first prompt, with marks, after the grace:
+        // the run goes the integrated way (real exit status), first in line as it was.
+        this.active = null;
+        this.queue.unshift(job);
+        return;
+      }
       if (prompt === null) throw new ApiError(ErrorCode.NOT_FOUND, `session ${this.session.id} has exited`);
+      this.tracker.fallBackToDetection();
       this.prompt = prompt;
       const style = { bracketedPaste: this.session.scanner.bracketedPaste, ansiCQuoting: false };
       const line = commandLine(job.request, style);
@@ -221,10 +229,14 @@ export class SessionRunner {
     }
   }
 
-  /** The prompt on the cursor's line once output is quiet (after some output, with `capture`); null when the session exits or the job ends. */
+  /**
+   * The prompt on the cursor's line once output is quiet (after some output, with `capture`); null
+   * when the session exits, the job ends, or (waiting for the first prompt) the shell's marks arrive.
+   */
   private async waitForPrompt(job: Job, capture?: OutputCapture): Promise<string | null> {
     for (;;) {
       if (job.settled || this.session.status !== "running") return null;
+      if (!capture && this.tracker.mode === "integrated") return null;
       if (this.tracker.quietFor() >= PROMPT_QUIET_MS && (!capture || capture.byteLength > 0)) {
         const screen = await this.session.screen.read();
         const row = screen.lines[screen.cursor.row] ?? "";
