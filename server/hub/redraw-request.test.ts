@@ -205,4 +205,41 @@ describe("the redraw request after a truncated reset", () => {
     expect(await late.screenLines()).toEqual(await controller.screenLines());
     await Promise.all([late.close(), observer.close(), controller.close()]);
   }, 60_000);
+
+  it("asks once after the server's copy of the screen lost output, not again at every later reset", async () => {
+    const { info, session, controller, observer } = await start(fullFrame);
+    const frame = await controller.screenLines();
+    const copy = await serverScreen(session);
+    // A flood past the mirror's parse budget: it keeps only the flood's tail and rebuilds from that
+    // (a gap), so its screen is no longer the program's.
+    const flood = new TextEncoder().encode("lost output\r\n".repeat(20_000));
+    const gaps = session.screen.stats().gaps;
+    for (let i = 0; i < 100 && !session.screen.stats().skimming; i++) session.screen.write(flood);
+    await waitFor(() => !session.screen.stats().skimming && session.screen.stats().gaps > gaps, { timeout: 20_000, message: "flood skimmed" });
+    expect((await serverScreen(session)).lines.at(-2)).toBe("lost output");
+
+    const healer = await connect(info.id);
+    await healer.waitForFrames((f) => f.some((x) => x.type === "status"));
+    expect(server.terminals.streamOf(info.id)!.redrawPending).toBe(true);
+    await waitFor(() => !server.terminals.streamOf(info.id)!.redrawPending, { message: "redraw request over" });
+    await settled(session, [controller, observer, healer]);
+    // The repaint healed the copy's screen (its history before the flood stays lost), and the client that got the broken copy.
+    expect({ ...(await serverScreen(session)), scrollback: [] }).toEqual({ ...copy, scrollback: [] });
+    expect(await healer.screenLines()).toEqual(frame);
+
+    // Healed: later resets carry the screen, also from a new stream once every connection left.
+    const end = session.ring.end;
+    const second = await connect(info.id);
+    await second.waitForFrames((f) => f.some((x) => x.type === "status"));
+    expect(server.terminals.streamOf(info.id)!.redrawPending).toBe(false);
+    await Promise.all([second.close(), healer.close(), observer.close(), controller.close()]);
+    await waitFor(() => server.terminals.streamOf(info.id) === undefined, { message: "every connection gone" });
+    const returning = await connect(info.id);
+    await returning.waitForFrames((f) => f.some((x) => x.type === "status"));
+    expect(server.terminals.streamOf(info.id)!.redrawPending).toBe(false);
+    await settled(session, [returning]);
+    expect(session.ring.end).toBe(end);
+    expect(await returning.screenLines()).toEqual(frame);
+    await returning.close();
+  }, 60_000);
 });

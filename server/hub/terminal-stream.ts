@@ -40,6 +40,13 @@ export const SLOW_CHECK_INTERVAL_MS = 1_000;
 
 const ALTERNATE_SCREEN_ON = "\x1b[?1049h";
 
+/**
+ * Each session's mirror gap count when a redraw request last went out for it: the program is asked
+ * to repaint once per loss of output, not at every reset after one (docs/design.md, Redraw request).
+ * Kept per session, not per stream, because a stream ends with its last connection.
+ */
+const gapsAtRedraw = new WeakMap<Session, number>();
+
 export type AttachOptions = {
   resume: { generation: string; offset: number } | null;
   history: boolean;
@@ -245,7 +252,11 @@ export class TerminalStream {
       const snapshot = serialized === null ? modes : serialized + modes.replace(ALTERNATE_SCREEN_ON, "");
       finish(encodeSnapshot(snapshot));
       // docs/design.md, Redraw request: only a client left without the screen is worth a repaint.
-      if (running && (serialized === null || session.screen.stats().gaps > 0)) this.requestRedraw();
+      const gaps = session.screen.stats().gaps;
+      if (running && (serialized === null || gaps > (gapsAtRedraw.get(session) ?? 0))) {
+        gapsAtRedraw.set(session, gaps);
+        this.requestRedraw();
+      }
     });
   }
 

@@ -221,6 +221,7 @@ describe("HeadlessScreen", () => {
     const read = await s.read();
     const stats = s.stats();
     expect(stats.skimmedBytes).toBeGreaterThan(total - PARSE_BURST_BYTES - 1024 * 1024);
+    expect(stats.skimming).toBe(true);
     // parsed: at most the burst allowance plus a tail per refresh, never the whole flood
     expect(stats.postedBytes).toBeLessThan(PARSE_BURST_BYTES + 8 * SKIM_TAIL_BYTES);
     const visible = read.lines.filter((l) => l !== "");

@@ -84,6 +84,8 @@ export type HeadlessScreenStats = {
   gaps: number;
   /** bytes that were only skimmed (kept as a tail) during floods */
   skimmedBytes: number;
+  /** a flood is being skimmed right now: the mirror shows only the output's recent tail */
+  skimming: boolean;
 };
 
 /** The last SKIM_TAIL_BYTES of output while skimming. */
@@ -290,6 +292,7 @@ export class HeadlessScreen {
       droppedBytes: this.dropped,
       gaps: this.gaps,
       skimmedBytes: this.skimmed,
+      skimming: this.skim !== null,
     };
   }
 
