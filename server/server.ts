@@ -10,7 +10,7 @@ import { registerAgentRoutes } from "./agent/agent-routes.ts";
 import { registerAgentSocket } from "./agent/agent-socket.ts";
 import { ShellIntegration } from "./agent/shell-integration.ts";
 import { AgentTokenStore } from "./agent/tokens.ts";
-import { App } from "./http/app.ts";
+import { answerClientError, App } from "./http/app.ts";
 import { Authenticator } from "./http/auth.ts";
 import { registerDebugRoutes } from "./http/debug-routes.ts";
 import { registerSessionRoutes } from "./http/session-routes.ts";
@@ -22,7 +22,7 @@ import { TerminalHub } from "./hub/terminal-hub.ts";
 import { SessionListStream } from "./hub/session-list.ts";
 import { SettingsStream } from "./hub/settings-stream.ts";
 import { HybridManager } from "./hybrid/hybrid-manager.ts";
-import { hookRequestHandler, hybridCreator, registerHybridRoutes } from "./hybrid/hybrid-routes.ts";
+import { hybridCreator, registerHookRoute, registerHybridRoutes } from "./hybrid/hybrid-routes.ts";
 import { SessionRegistry } from "./session/registry.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { SettingsStore } from "./store/settings.ts";
@@ -128,19 +128,13 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   registerAgentRoutes(app, agent);
   const agentSockets = registerAgentSocket(app, agent, acceptor);
 
-  // Agent hooks authenticate with their session's own secret, so they are answered before the app's auth.
-  const hybridHooks = hookRequestHandler(hybrid);
-  const onRequest: RequestListener = (req, res) => {
-    if (!hybridHooks(req, res)) app.handleRequest(req, res);
-  };
+  registerHookRoute(app, hybrid);
+  const onRequest: RequestListener = app.handleRequest;
   // The same app either way: HTTPS only wraps the connections, upgrades included (WSS).
   const http: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, onRequest) : createHttpServer(onRequest);
   registerDebugRoutes(app, { registry, acceptor, terminals, http });
   http.on("upgrade", app.handleUpgrade);
-  http.on("clientError", (_err, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-    else socket.destroy();
-  });
+  http.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       if (err.code === "EADDRINUSE") reject(new StartupError(`port ${options.port} on ${options.host} is already in use (choose another with --port, or --port 0 for a free one)`));

@@ -3,7 +3,8 @@ import type { Duplex } from "node:stream";
 import { ErrorCode } from "../contract/types.ts";
 import { Authenticator, clientAddress, type Authenticated } from "./auth.ts";
 import { expectObject, readJson, requiredString } from "./body.ts";
-import { ApiError, errorBody, sendError } from "./errors.ts";
+import { ApiError, errorBody, sendError, toApiError } from "./errors.ts";
+import { parseRequestTarget } from "./request-target.ts";
 import { StaticFiles } from "./static.ts";
 
 export type RouteContext = {
@@ -14,10 +15,18 @@ export type RouteContext = {
   auth: Authenticated;
 };
 
+/** What a public route (login, the hybrid hook with its session secret) gets: no principal. */
+export type PublicRouteContext = Omit<RouteContext, "auth"> & { auth: null };
+
 /** A handler returns a value to send as JSON (status 200 unless it sets one), or answers `res` itself. */
 export type RouteHandler = (ctx: RouteContext) => Promise<unknown> | unknown;
 
-export type Route = { method: string; pattern: RegExp; keys: string[]; handler: RouteHandler };
+export type PublicRouteHandler = (ctx: PublicRouteContext) => Promise<unknown> | unknown;
+
+export type Route = { method: string; pattern: RegExp; keys: string[] } & (
+  | { credential: "required"; handler: RouteHandler }
+  | { credential: "none"; handler: PublicRouteHandler }
+);
 
 /** A WebSocket endpoint: called after authentication; it must complete or refuse the upgrade. */
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, ctx: { params: Record<string, string>; url: URL; auth: Authenticated }) => void;
@@ -26,6 +35,9 @@ type UpgradeRoute = { pattern: RegExp; keys: string[]; handler: UpgradeHandler }
 
 /** Methods a cross-site page could use to change state; a cookie-authenticated one must come from our origin. */
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** `GET /api/health`: the server answers requests. */
+export type HealthResponse = { status: "ok" };
 
 /** Marks a handler result as "answered already" (e.g. streamed, 204). */
 export const HANDLED = Symbol("handled");
@@ -67,11 +79,39 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  408: "Request Timeout",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  503: "Service Unavailable",
+};
+
+/**
+ * The answer to a request the HTTP parser refused (the server's `clientError`): 431 for headers
+ * past the parser's limit, 408 for a request whose headers or body took too long, 400 for the
+ * rest; then the connection closes (docs/design.md, Hardening and limits).
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // A response already under way on this connection cannot be followed by another.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  if (err.code === "HPE_HEADER_OVERFLOW") refuseUpgrade(socket, 431, ErrorCode.PAYLOAD_TOO_LARGE, "request headers too large");
+  else if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") refuseUpgrade(socket, 408, ErrorCode.INVALID_REQUEST, "the request took too long to arrive");
+  else refuseUpgrade(socket, 400, ErrorCode.INVALID_REQUEST, "malformed HTTP request");
+}
+
 /** Refuse a WebSocket handshake with a plain HTTP answer: no upgrade happens. */
 export function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message: string): void {
   if (socket.destroyed) return;
   const body = JSON.stringify(errorBody(code, message));
-  const reason = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 429: "Too Many Requests", 503: "Service Unavailable" }[status] ?? "Error";
+  const reason = STATUS_TEXT[status] ?? "Error";
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -91,7 +131,10 @@ export class App {
     readonly auth: Authenticator,
     readonly staticFiles: StaticFiles,
   ) {
-    this.route("POST", "/api/login", (ctx) => this.login(ctx));
+    this.publicRoute("POST", "/api/login", (ctx) => this.login(ctx));
+    // Without a credential: it says only what the open port and the app shell say already
+    // (docs/design.md, Hardening and limits).
+    this.publicRoute("GET", "/api/health", (): HealthResponse => ({ status: "ok" }));
     this.route("POST", "/api/logout", (ctx) => {
       const { res } = ctx;
       res.writeHead(204, { "set-cookie": this.auth.logoutCookie(ctx.req), "cache-control": "no-store" });
@@ -101,19 +144,25 @@ export class App {
   }
 
   route(method: string, path: string, handler: RouteHandler): void {
-    this.routes.push({ method, ...compile(path), handler });
+    this.routes.push({ method, ...compile(path), handler, credential: "required" });
+  }
+
+  /** A route answered without the app's credential check: it must check its own. */
+  publicRoute(method: string, path: string, handler: PublicRouteHandler): void {
+    this.routes.push({ method, ...compile(path), handler, credential: "none" });
   }
 
   websocket(path: string, handler: UpgradeHandler): void {
     this.upgrades.push({ ...compile(path), handler });
   }
 
+  /** The one error boundary of every HTTP request: nothing a request carries escapes it. */
   handleRequest = (req: IncomingMessage, res: ServerResponse): void => {
     void this.dispatch(req, res).catch((err) => sendError(res, err));
   };
 
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    const url = parseRequestTarget(req.url);
     const path = url.pathname;
     if (path.startsWith("/api/") || path === "/api") {
       await this.dispatchApi(req, res, url);
@@ -145,13 +194,16 @@ export class App {
       if (route.method !== req.method) continue;
       const params: Record<string, string> = {};
       route.keys.forEach((k, i) => (params[k] = safeDecode(m[i + 1]!)));
-      const isLogin = url.pathname === "/api/login";
-      const auth = isLogin ? null : this.authenticateOrRefuse(req, res);
-      if (!isLogin && !auth) return;
-      if (auth?.via === "cookie" && !SAFE_METHODS.has(req.method ?? "") && req.headers.origin !== undefined && !this.auth.isSameOrigin(req)) {
-        throw new ApiError(ErrorCode.CAPABILITY_DENIED, this.crossOriginMessage(req, "request"));
+      let result: unknown;
+      if (route.credential === "none") result = await route.handler({ req, res, params, url, auth: null });
+      else {
+        const auth = this.authenticateOrRefuse(req, res);
+        if (!auth) return;
+        if (auth.via === "cookie" && !SAFE_METHODS.has(req.method ?? "") && req.headers.origin !== undefined && !this.auth.isSameOrigin(req)) {
+          throw new ApiError(ErrorCode.CAPABILITY_DENIED, this.crossOriginMessage(req, "request"));
+        }
+        result = await route.handler({ req, res, params, url, auth });
       }
-      const result = await route.handler({ req, res, params, url, auth: auth! });
       if (result === HANDLED) return;
       if (result instanceof JsonResponse) sendJson(res, result.status, result.body, result.headers);
       else sendJson(res, 200, result);
@@ -186,7 +238,7 @@ export class App {
     else this.auth.throttle.hold(address, delay, answer);
   }
 
-  private async login({ req, res }: RouteContext): Promise<symbol> {
+  private async login({ req, res }: PublicRouteContext): Promise<symbol> {
     const body = expectObject(await readJson(req));
     const token = requiredString(body, "token", 512);
     const address = clientAddress(req);
@@ -240,8 +292,15 @@ export class App {
 
   handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on("error", () => socket.destroy());
+    let url: URL;
     try {
-      const url = new URL(req.url ?? "/", "http://localhost");
+      url = parseRequestTarget(req.url);
+    } catch (err) {
+      const { status, code, message } = toApiError(err);
+      refuseUpgrade(socket, status, code, message);
+      return;
+    }
+    try {
       const auth = this.auth.authenticate(req);
       if (!auth) {
         // While its answer is held back, a socket whose peer hangs up is dropped at once, and server

@@ -2,14 +2,13 @@
  * HTTP and WebSocket entry points of hybrid sessions: `POST /api/sessions/{id}/move`,
  * `/ws/s/{id}/chat`, the `hybrid` field of `POST /api/sessions`, and the internal hook route
  * `POST /api/hybrid/{id}/hook`, which the agent's hook relay calls with the session's own secret
- * (never the global token), so it is answered before the app's authentication.
+ * (never the global token) instead of a credential of the app.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { ErrorCode, type HybridEnd, type SessionInfo } from "../contract/types.ts";
-import { refuseUpgrade, type App } from "../http/app.ts";
+import { HANDLED, refuseUpgrade, type App } from "../http/app.ts";
 import { expectObject, optionalBoolean, optionalString, readJson, requiredString, type JsonObject } from "../http/body.ts";
 import { can } from "../http/credentials.ts";
-import { ApiError, invalid, sendError } from "../http/errors.ts";
+import { ApiError, invalid } from "../http/errors.ts";
 import type { WebSocketAcceptor } from "../hub/accept.ts";
 import type { HybridSessionCreator } from "../http/session-routes.ts";
 import type { SessionRegistry } from "../session/registry.ts";
@@ -17,7 +16,7 @@ import type { CreateHybridRequest, HybridManager } from "./hybrid-manager.ts";
 import { NotHybridError } from "./hybrid-manager.ts";
 import { HybridBusyError } from "./hybrid-session.ts";
 
-const HOOK_PATH = /^\/api\/hybrid\/([^/]+)\/hook$/;
+const HOOK_PATH = "/api/hybrid/:id/hook";
 /** Hook payloads carry a prompt at most; anything bigger is not a hook. */
 const MAX_HOOK_BODY_BYTES = 1024 * 1024;
 /** Agent names and event names are short words. */
@@ -74,27 +73,21 @@ export function registerHybridRoutes(app: App, manager: HybridManager, registry:
 }
 
 /**
- * The internal hook route, for the HTTP server to try before the app: true when it took the
- * request. A wrong or missing secret gets 401, like any failed credential.
+ * The internal hook route: it carries the session's own secret instead of a credential of the
+ * app. A wrong or missing secret gets 401, like any failed credential.
  */
-export function hookRequestHandler(manager: HybridManager): (req: IncomingMessage, res: ServerResponse) => boolean {
-  return (req, res) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    const match = HOOK_PATH.exec(path);
-    if (!match) return false;
-    void (async () => {
-      if (req.method !== "POST") throw invalid(`${req.method} is not allowed on ${path}`);
-      const secret = req.headers["x-webmux-hook-secret"];
-      const target = typeof secret === "string" ? manager.hookTarget(match[1]!, secret) : null;
-      if (!target) {
-        req.resume();
-        throw new ApiError(ErrorCode.UNAUTHORIZED, "missing or invalid hook secret");
-      }
-      const body = expectObject(await readJson(req, MAX_HOOK_BODY_BYTES));
-      target.handleHook(requiredString(body, "event", MAX_NAME_CHARS), body.payload);
-      res.writeHead(204, { "cache-control": "no-store" });
-      res.end();
-    })().catch((err) => sendError(res, err));
-    return true;
-  };
+export function registerHookRoute(app: App, manager: HybridManager): void {
+  app.publicRoute("POST", HOOK_PATH, async ({ req, res, params }) => {
+    const secret = req.headers["x-webmux-hook-secret"];
+    const target = typeof secret === "string" ? manager.hookTarget(params.id!, secret) : null;
+    if (!target) {
+      req.resume();
+      throw new ApiError(ErrorCode.UNAUTHORIZED, "missing or invalid hook secret");
+    }
+    const body = expectObject(await readJson(req, MAX_HOOK_BODY_BYTES));
+    target.handleHook(requiredString(body, "event", MAX_NAME_CHARS), body.payload);
+    res.writeHead(204, { "cache-control": "no-store" });
+    res.end();
+    return HANDLED;
+  });
 }

@@ -85,6 +85,43 @@ describe("static files", () => {
   });
 });
 
+describe("unparsable request targets", () => {
+  const targets = ["//[", "http://[", "http://a%zz/", "http://:80/", "http://a:99999/", "http://[::1/api/sessions", "//evil.example/api/sessions", "*", "127.0.0.1:80"];
+
+  it("get 400 INVALID_REQUEST, with or without a credential, and the server lives on", async () => {
+    for (const target of targets) {
+      for (const credential of ["", `\r\nAuthorization: Bearer ${server.token}`]) {
+        const answer = await rawRequest(`GET ${target} HTTP/1.1${credential}`);
+        expect(statusOf(answer), target).toBe(400);
+        expect(answer, target).toContain('"code":"INVALID_REQUEST"');
+      }
+    }
+    expect((await fetch(`${server.url}/api/health`)).status).toBe(200);
+  });
+
+  it("get 400 at a WebSocket handshake too", async () => {
+    for (const target of targets) {
+      const ws = await RawWebSocket.open(server.url, target, { headers: { authorization: `Bearer ${server.token}` } });
+      expect([target, ws.status]).toEqual([target, 400]);
+      expect(ws.body).toContain('"code":"INVALID_REQUEST"');
+      ws.destroy();
+    }
+    const s = server.registry.create({ command: ["sleep", "60"] });
+    const good = await RawWebSocket.open(server.url, `http://127.0.0.1/ws/s/${s.id}`, { headers: { authorization: `Bearer ${server.token}` } });
+    expect(good.status).toBe(101);
+    good.destroy();
+  });
+});
+
+describe("GET /api/health", () => {
+  it("answers without a credential and says nothing else", async () => {
+    const res = await fetch(`${server.url}/api/health`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+    expect((await fetch(`${server.url}/api/health`, { method: "POST" })).status).toBe(401);
+  });
+});
+
 describe("header injection", () => {
   it("reflects CR/LF from paths, queries and labels nowhere: no header is added, labels are stripped", async () => {
     const injected = "%0d%0aSet-Cookie:%20evil=1%0d%0aX-Injected:%201";
