@@ -27,6 +27,9 @@ class ThresholdWebSocket extends WebSocket {
   }
 }
 
+/** docs/design.md, Hardening and limits: one client's broken frame ends that client's socket only. */
+function ignoreProtocolError(): void {}
+
 /**
  * Completes WebSocket upgrades for every endpoint. permessage-deflate is negotiated only when the
  * URL says `compress=1` (browsers always offer it and scripts cannot withdraw the offer, so the
@@ -68,6 +71,10 @@ export class WebSocketAcceptor {
     // ws completes an upgrade synchronously (no verifyClient), so the check above and the count
     // below happen in one step: concurrent handshakes cannot slip past the limit together.
     server.handleUpgrade(req, socket, head, (ws) => {
+      // Before any endpoint code: a protocol error (oversized, unmasked or bad frame, invalid
+      // UTF-8) is emitted as `error`, which throws out of the process without a listener. ws
+      // itself then closes the socket with the matching code (1002, 1007, 1009).
+      ws.on("error", ignoreProtocolError);
       const release = this.limiter.take(address);
       this.sockets.add(ws);
       ws.once("close", () => {

@@ -34,9 +34,7 @@ export class TextBroadcast {
 
   /** Take an open socket: `first` (its snapshot) goes out at once, whatever its size. */
   add(ws: WebSocket, first: string): void {
-    // Without an error listener a protocol error of one client (bad frame, oversize) would throw;
-    // ws itself then closes that socket with the matching code (1002, 1009). Messages are not listened to.
-    ws.on("error", () => {});
+    // Messages are not listened to; protocol errors are caught where every socket is accepted.
     ws.once("close", () => this.sockets.delete(ws));
     if (ws.readyState !== ws.OPEN) return;
     this.sockets.add(ws);
