@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CloseCode } from "../contract/protocol.ts";
+import { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./terminal-connection.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
@@ -102,13 +103,31 @@ describe("back-pressure", () => {
     await slow.waitForFrames((f) => f.some((x) => x.type === "status"));
     const socket = (slow.ws as unknown as { _socket: Socket })._socket;
     socket.pause();
-    const started = Date.now();
-    fast.type("seq 1 3000000; echo FLOOD-DONE\r");
-    await fast.waitForText("FLOOD-DONE\r\n", 60_000);
-    const elapsed = Date.now() - started;
-    // ~21 MB; the reader that kept up was never slowed to the stalled one's pace
-    expect(elapsed).toBeLessThan(30_000);
-    await waitFor(() => server.terminals.stats().connections === 1, { message: "slow connection cut on the server" });
+    // A flood that runs until it is stopped (the old `seq 1 3000000; echo FLOOD-DONE` was "done" as
+    // soon as the command line's own echo showed FLOOD-DONE, so nothing waited for the flood).
+    fast.type("seq 1 100000000\r");
+    // The reader that keeps up is never held to the stalled one's pace: while the stalled one is
+    // waiting to be cut, the flood never stops for anything like the drain timeout that cuts a
+    // stalled pacer (a bound on the flood's speed would measure the machine, not the server).
+    let seen = fast.offset;
+    let lastGrowth = Date.now();
+    let longestStall = 0;
+    const watch = setInterval(() => {
+      const now = Date.now();
+      if (fast.offset !== seen) {
+        seen = fast.offset;
+        lastGrowth = now;
+      } else longestStall = Math.max(longestStall, now - lastGrowth);
+    }, 50);
+    try {
+      await waitFor(() => server.terminals.stats().connections === 1, { timeout: 120_000, message: "slow connection cut on the server while the flood runs" });
+    } finally {
+      clearInterval(watch);
+    }
+    expect(longestStall).toBeLessThan(WRITE_DRAIN_TIMEOUT_MS / 2);
+    expect(fast.offset).toBeGreaterThan(SEND_QUEUE_LIMIT_BYTES);
+    fast.type("\x03");
+    await fast.waitForText(/\$ $/, 30_000);
     socket.resume();
     expect(await slow.closed()).toBe(CloseCode.TOO_SLOW);
     // It resumes from where it was and ends with exactly the right bytes.
@@ -117,7 +136,7 @@ describe("back-pressure", () => {
     expect(["append", "reset"]).toContain(back.position!.mode);
     await back.close();
     await fast.close();
-  }, 90_000);
+  }, 180_000);
 
   it("gets Ctrl-C through a flood of `yes` and returns the prompt quickly", async () => {
     const s = await server.createSession({ command: [...TEST_SHELL_COMMAND, "-i"], env: { PS1: "PROMPT> " } });
