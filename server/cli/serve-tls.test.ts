@@ -43,7 +43,7 @@ function webmux(args: string[], runtime: string[] = NODE_WEBMUX): Run {
 
 const listening = (run: Run) => listeningUrl(run);
 
-/** After the listening line, the start-up lines on stderr are written synchronously: wait for the login one. */
+/** The start-up lines on stderr come in one write after the listening line: wait for the login one. */
 async function startupStderr(run: Run): Promise<string> {
   await waitFor(() => run.err().includes("to log in\n"), { timeout: 10_000, message: "login line" });
   return run.err();

@@ -48,10 +48,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   process.stdout.write(`listening on ${server.url}\n`);
   const banner: BannerInput = { url: server.url, host: server.host, token: server.token, tls: config.tls !== null, trustProxy: config.trustProxy };
-  process.stderr.write(`webmux: open ${localLoginLink(banner)} to log in\n`);
-  if (server.tokenGenerated) process.stderr.write(`webmux: a new global token was stored in ${config.dataDir}/global-token.json\n`);
+  // One write: a reader of the pipe gets the start-up lines together, so whoever sees the login
+  // line has also seen the warnings (separate writes may arrive in separate reads).
+  const startup = [`webmux: open ${localLoginLink(banner)} to log in`];
+  if (server.tokenGenerated) startup.push(`webmux: a new global token was stored in ${config.dataDir}/global-token.json`);
   const warning = exposureWarning(banner);
-  if (warning) process.stderr.write(`${warning}\n`);
+  if (warning) startup.push(warning);
+  process.stderr.write(`${startup.join("\n")}\n`);
   // The QR holds the token: only a terminal a person looks at may show it, never a pipe into a log.
   if (config.qr && process.stdout.isTTY) {
     try {
