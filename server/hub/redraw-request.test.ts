@@ -19,6 +19,10 @@ import { waitFor } from "../testing/wait.ts";
 const SMALL_RING = 64 * 1024;
 /** ~109 KB of output before the program starts: every later reset is a truncated one. */
 const FLOOD = "seq 1 20000";
+/** A program's first frame: Node alone loading React and Ink takes 2–5 s on a busy 2-core machine, more beside a whole test run. */
+const PROGRAM_START_MS = 60_000;
+/** Each test: its program's start plus a few settles. */
+const TEST_TIMEOUT_MS = PROGRAM_START_MS + 60_000;
 /** Output counts as settled once nothing new came for this long (a TUI's repaint is one burst). */
 const QUIET_MS = 400;
 const COLS = 80;
@@ -137,7 +141,7 @@ async function start(program: Program) {
   const info = await server.createSession({ command: ["sh", "-c", `${FLOOD}; ${program.command()}`], cols: COLS, rows: ROWS, env });
   const session = server.registry.get(info.id)!;
   const controller = await connect(info.id, { client: `ctl-${info.id}` });
-  await waitFor(async () => (await controller.screenLines()).some((l) => l.includes(program.ready)), { timeout: 20_000, message: `${program.name} drawn` });
+  await waitFor(async () => (await controller.screenLines()).some((l) => l.includes(program.ready)), { timeout: PROGRAM_START_MS, message: `${program.name} drawn` });
   for (const key of program.keys ?? []) {
     controller.type(key.type);
     await waitFor(async () => (await controller.screenLines()).some((l) => l.includes(key.shows)), { message: `${program.name} showing ${key.shows}` });
@@ -177,7 +181,7 @@ describe("the redraw request after a truncated reset", () => {
       if (program.alternate) expect({ ...(await clientScreen(late)), scrollback: [] }).toEqual({ ...before.controller, scrollback: [] });
       expect(session.cols).toBe(COLS);
       await Promise.all([late.close(), observer.close(), controller.close()]);
-    }, 60_000);
+    }, TEST_TIMEOUT_MS);
   }
 
   it("does not touch the PTY's size when the reset carried the screen, so vim keeps its message line", async () => {
@@ -192,7 +196,7 @@ describe("the redraw request after a truncated reset", () => {
     expect(after.controller.lines[ROWS - 1]).toContain("kept message");
     expect((await late.screenLines())[ROWS - 1]).toContain("kept message");
     await Promise.all([late.close(), observer.close(), controller.close()]);
-  }, 60_000);
+  }, TEST_TIMEOUT_MS);
 
   it("does not repaint a full-frame TUI when the reset carried the screen: the snapshot is its screen", async () => {
     const { info, session, controller, observer } = await start(fullFrame);
@@ -204,7 +208,7 @@ describe("the redraw request after a truncated reset", () => {
     expect(session.ring.end).toBe(end);
     expect(await late.screenLines()).toEqual(await controller.screenLines());
     await Promise.all([late.close(), observer.close(), controller.close()]);
-  }, 60_000);
+  }, TEST_TIMEOUT_MS);
 
   it("asks once after the server's copy of the screen lost output, not again at every later reset", async () => {
     const { info, session, controller, observer } = await start(fullFrame);
@@ -241,5 +245,5 @@ describe("the redraw request after a truncated reset", () => {
     expect(session.ring.end).toBe(end);
     expect(await returning.screenLines()).toEqual(frame);
     await returning.close();
-  }, 60_000);
+  }, TEST_TIMEOUT_MS);
 });
