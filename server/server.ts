@@ -64,6 +64,11 @@ export type Webmux = {
   agent: AgentApi;
   http: Server;
   close(): Promise<void>;
+  /**
+   * The last line of defence after an uncaught exception: no goodbyes to clients, only every
+   * session's program ended (SIGHUP, then SIGKILL) so none is left behind as an orphan.
+   */
+  abort(): Promise<void>;
 };
 
 /** A failure a user can act on, reported as one line without a stack. */
@@ -171,5 +176,16 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       tokens.flush();
     })());
 
-  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, close };
+  let aborting: Promise<void> | null = null;
+  const abort = () =>
+    (aborting ??= (async () => {
+      // The process is in an unknown state: drop connections rather than close them politely.
+      acceptor.terminateAll();
+      app.dropHeldSockets();
+      http.closeAllConnections?.();
+      http.close();
+      await Promise.allSettled([hybrid.close(), registry.closeAll()]);
+    })());
+
+  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, close, abort };
 }

@@ -2,10 +2,37 @@ import { buildClientIfNeeded } from "./build-client.ts";
 import { parseServeConfig, SERVE_FLAGS } from "./serve-config.ts";
 import { usage } from "./args.ts";
 import { exposureWarning, localLoginLink, loginQrCode, phoneLoginLink, type BannerInput } from "./serve-banner.ts";
-import { CLIENT_DIST, StartupError, startWebmux } from "../server.ts";
+import { inspect } from "node:util";
+import { TERMINATE_GRACE_MS } from "../pty/terminate.ts";
+import { CLIENT_DIST, StartupError, startWebmux, type Webmux } from "../server.ts";
 
 /** A second Ctrl-C within this window skips the graceful shutdown. */
 const FORCE_EXIT_WINDOW_MS = 5_000;
+/** The exit status after an uncaught exception (EX_SOFTWARE): not 1 (start errors) or 2 (usage); a supervisor restarts on it. */
+export const CRASH_EXIT_CODE = 70;
+/** How long a crashing server waits for its sessions to end: SIGKILL follows SIGHUP after TERMINATE_GRACE_MS. */
+const CRASH_DEADLINE_MS = TERMINATE_GRACE_MS + 2_000;
+
+/**
+ * The process-level last line of defence (docs/design.md, Hardening and limits): an exception or
+ * rejection nothing caught is logged with its stack, every session's program is ended (SIGHUP,
+ * then SIGKILL) so none is orphaned, and the process exits non-zero for a supervisor to restart
+ * it. It is a backstop, not error handling: whatever reaches it is a bug to fix where it arose.
+ */
+function installLastLineOfDefence(server: Webmux): void {
+  let crashing = false;
+  const crash = (what: string, err: unknown) => {
+    process.stderr.write(`webmux: ${what}: ${err instanceof Error ? (err.stack ?? err.message) : inspect(err)}\n`);
+    if (crashing) return;
+    crashing = true;
+    process.exitCode = CRASH_EXIT_CODE;
+    process.stderr.write("webmux: ending every session (SIGHUP, then SIGKILL) and exiting\n");
+    setTimeout(() => process.exit(CRASH_EXIT_CODE), CRASH_DEADLINE_MS);
+    server.abort().finally(() => process.exit(CRASH_EXIT_CODE));
+  };
+  process.on("uncaughtException", (err) => crash("uncaught exception", err));
+  process.on("unhandledRejection", (reason) => crash("unhandled rejection", reason));
+}
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const config = parseServeConfig(argv, process.env);
@@ -24,6 +51,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
+  installLastLineOfDefence(server);
   // Handlers first: whoever reads the listening line may send SIGTERM at once.
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
