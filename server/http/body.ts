@@ -14,13 +14,19 @@ export async function readJson(req: IncomingMessage, maxBytes = MAX_JSON_BODY_BY
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      req.resume();
-      throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, `request body over ${maxBytes} bytes`, { connection: "close" });
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        req.resume();
+        throw new ApiError(ErrorCode.PAYLOAD_TOO_LARGE, `request body over ${maxBytes} bytes`, { connection: "close" });
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    // The client hung up (or its connection timed out) before its body was complete.
+    throw invalid("the request ended before its body arrived");
   }
   const text = Buffer.concat(chunks).toString("utf8");
   if (text.trim() === "") return {};

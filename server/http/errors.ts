@@ -31,7 +31,7 @@ export function sendError(res: ServerResponse, err: unknown): void {
   if (apiError.code === ErrorCode.INTERNAL_ERROR && !(err instanceof ApiError)) {
     console.error("webmux: internal error:", err);
   }
-  if (res.headersSent) {
+  if (res.headersSent || res.destroyed) {
     res.destroy();
     return;
   }
