@@ -1,8 +1,9 @@
 /**
  * The chat view of a hybrid session against the real server and the scripted fake Claude Code
  * (server/hybrid/fake-agent): Markdown replies, permission prompts answered once for every tab,
- * Stop, AskUserQuestion, an offline draft sent exactly once, a move that shows the moved banner
- * and does not reconnect, the way between terminal and chat, and a phone screenshot.
+ * Stop, AskUserQuestion (options or the user's own words), ExitPlanMode, Codex's sandbox note, an
+ * offline draft sent exactly once, a move that shows the moved banner and does not reconnect, the
+ * way between terminal and chat, and a phone screenshot.
  */
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { expect, test, type WebmuxServer } from "./fixtures.ts";
 import { logIn, pressInTerminal, typeInTerminal, waitForPhase, waitForServiceWorker, waitForText, type PageGlobals } from "./terminal-helpers.ts";
 
 const FAKE_CLAUDE = fileURLToPath(new URL("../server/hybrid/fake-agent/fake-claude.mjs", import.meta.url));
+const FAKE_CODEX = fileURLToPath(new URL("../server/hybrid/fake-agent/fake-codex.mjs", import.meta.url));
 const SCREENSHOTS = join(import.meta.dirname, "..", "test-results", "screenshots");
 /**
  * How long a stopped page is watched for a reconnect that must not come: four times the first
@@ -146,6 +148,62 @@ test("AskUserQuestion shows its options as buttons and answers with the chosen o
   await card.getByRole("button", { name: /SQLite/ }).click();
   await expect(card).toHaveCount(0);
   await expect(page.locator('.chat-tool[data-tool="AskUserQuestion"] .chat-tool__result')).toContainText('Your questions have been answered: "Which database?"="SQLite"');
+});
+
+test("AskUserQuestion takes an answer in the user's own words, beside the options", async ({ page, server }) => {
+  const session = await createHybrid(server);
+  await logIn(page.context(), server);
+  await openChat(page, server, session.id);
+  const question = { questions: [{ question: "Which color?", header: "Color", multiSelect: false, options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }] }] };
+  await compose(page, `tool AskUserQuestion ${JSON.stringify(question)}`);
+
+  const card = page.getByRole("region", { name: "Question" });
+  await expect(card.getByRole("button", { name: "Send answers" })).toBeDisabled();
+  await card.getByLabel("Your own answer: Which color?").fill("Green, like grass");
+  // With words typed in, a tap on an option no longer sends: the words are the answer.
+  await card.getByRole("button", { name: /Red/ }).click();
+  await expect(card).toHaveCount(1);
+  await card.getByRole("button", { name: "Send answers" }).click();
+  await expect(card).toHaveCount(0);
+  await expect(page.locator('.chat-tool[data-tool="AskUserQuestion"] .chat-tool__result')).toContainText('"Which color?"="Green, like grass"');
+});
+
+test("ExitPlanMode shows the plan: Keep planning sends what to change, Approve plan lets the agent start", async ({ page, server }) => {
+  const session = await createHybrid(server);
+  await logIn(page.context(), server);
+  await openChat(page, server, session.id);
+
+  await compose(page, `tool ExitPlanMode ${JSON.stringify({ plan: "1. **Add** the route\n2. Test it" })}`);
+  const card = page.getByRole("region", { name: "Plan" });
+  await expect(card.locator("ol > li strong")).toHaveText("Add");
+  await card.getByLabel("What should change in the plan").fill("Also update the docs");
+  await card.getByRole("button", { name: "Keep planning" }).click();
+  await expect(card).toHaveCount(0);
+  const refused = page.locator('.chat-tool[data-tool="ExitPlanMode"]').last();
+  await expect(refused).toHaveAttribute("data-decision", "deny");
+  await expect(refused.locator(".chat-tool__result")).toHaveText("Also update the docs");
+
+  await compose(page, `tool ExitPlanMode ${JSON.stringify({ plan: "1. Add the route\n2. Test it\n3. Update the docs" })}`);
+  await page.getByRole("region", { name: "Plan" }).getByRole("button", { name: "Approve plan" }).click();
+  const approved = page.locator('.chat-tool[data-tool="ExitPlanMode"]').last();
+  await expect(approved).toHaveAttribute("data-decision", "allow");
+  await expect(approved.locator(".chat-tool__result")).toContainText("User has approved your plan");
+});
+
+test("a Codex chat says what Codex may do without asking (its sandbox)", async ({ page, server }) => {
+  const root = await mkdtemp(join(tmpdir(), "webmux-chat-e2e-codex-"));
+  const response = await server.api("/api/sessions", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ hybrid: { agent: "codex", end: "chat" }, cwd: root, env: { WEBMUX_CODEX_BIN: FAKE_CODEX, CODEX_HOME: join(root, "codex-home") } }),
+  });
+  expect(response.status, await response.clone().text()).toBe(201);
+  const session = (await response.json()) as SessionInfo;
+  await logIn(page.context(), server);
+  await openChat(page, server, session.id);
+  await expect(page.getByRole("note", { name: "What the agent may do" })).toContainText("may write inside this workspace only");
+  await compose(page, "run touch notes.txt");
+  await expect(page.locator('.chat-tool[data-tool="shell"] .chat-tool__result')).toHaveText("ran touch notes.txt");
 });
 
 test("Stop interrupts a slow turn", async ({ page, server }) => {

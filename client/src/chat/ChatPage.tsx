@@ -127,8 +127,15 @@ export function ChatPage(props: ChatPageProps) {
   });
   const waitingToolUses = createMemo(() => new Set(chat().permissions.flatMap((p) => (p.toolUseId ? [p.toolUseId] : []))));
 
-  function respond(requestId: string, decision: "allow" | "deny", updatedInput?: unknown): boolean {
-    return connection.send({ type: "permission.respond", requestId, decision, ...(updatedInput === undefined ? {} : { updatedInput }) });
+  function respond(requestId: string, decision: "allow" | "deny", extra: { updatedInput?: unknown; message?: string } = {}): boolean {
+    const { updatedInput, message } = extra;
+    return connection.send({
+      type: "permission.respond",
+      requestId,
+      decision,
+      ...(updatedInput === undefined ? {} : { updatedInput }),
+      ...(message === undefined ? {} : { message }),
+    });
   }
 
   function stop(): void {
@@ -181,6 +188,13 @@ export function ChatPage(props: ChatPageProps) {
         onScroll={() => (stick = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < STICK_TO_END_PX)}
       >
         <div class="chat-log" aria-label="Conversation" role="log">
+          <Show when={capsOf(chat()).sandbox}>
+            {(sandbox) => (
+              <p class="chat-sandbox" role="note" aria-label="What the agent may do">
+                {sandbox()}
+              </p>
+            )}
+          </Show>
           <ChatTranscript messages={chat().messages} resolvedByToolUse={resolvedByToolUse()} waitingToolUses={waitingToolUses()} busy={busy()} />
           <Show when={live() && chat().lastSeq !== null && chat().messages.length === 0}>
             <p class="empty">No messages yet. Write below to start.</p>

@@ -1,24 +1,26 @@
 /**
- * What the agent is waiting for, above the compose box: permission requests as Allow/Deny, and
- * AskUserQuestion as its questions with their options as buttons. The first answer from any tab
- * wins (the server resolves the request for everyone); a card disappears when it is resolved.
+ * What the agent is waiting for, above the compose box: permission requests as Allow/Deny,
+ * AskUserQuestion as its questions with their options as buttons and a field for an answer of the
+ * user's own, and ExitPlanMode as the plan with Approve / Keep planning (tool-view.ts says how each
+ * is answered). The first answer from any tab wins (the server resolves the request for everyone);
+ * a card disappears when it is resolved.
  */
 import { createSignal, For, Show } from "solid-js";
 import type { ChatPermission } from "../../../server/contract/chat.ts";
-import { answerQuestions, ASK_USER_QUESTION, formatInput, readQuestions, summarizeTool, type Question } from "./tool-view.ts";
+import { renderMarkdown } from "./markdown.ts";
+import { answerQuestions, ASK_USER_QUESTION, EXIT_PLAN_MODE, formatInput, questionAnswer, readPlan, readQuestions, summarizeTool, type Question } from "./tool-view.ts";
 
-export type Respond = (requestId: string, decision: "allow" | "deny", updatedInput?: unknown) => boolean;
+export type Respond = (requestId: string, decision: "allow" | "deny", extra?: { updatedInput?: unknown; message?: string }) => boolean;
 
 export function ChatPrompts(props: { permissions: readonly ChatPermission[]; respond: Respond }) {
   return (
     <For each={props.permissions}>
       {(permission) => {
         const questions = permission.tool === ASK_USER_QUESTION ? readQuestions(permission.input) : null;
-        return questions ? (
-          <QuestionCard permission={permission} questions={questions} respond={props.respond} />
-        ) : (
-          <PermissionCard permission={permission} respond={props.respond} />
-        );
+        if (questions) return <QuestionCard permission={permission} questions={questions} respond={props.respond} />;
+        const plan = permission.tool === EXIT_PLAN_MODE ? readPlan(permission.input) : null;
+        if (plan !== null) return <PlanCard permission={permission} plan={plan} respond={props.respond} />;
+        return <PermissionCard permission={permission} respond={props.respond} />;
       }}
     </For>
   );
@@ -56,23 +58,26 @@ function PermissionCard(props: { permission: ChatPermission; respond: Respond })
 }
 
 /**
- * One question with one answer goes out on the first tap; several questions, or several answers
- * to one, are chosen first and sent with "Send answers".
+ * A single-choice question alone goes out on the first tap of an option; otherwise (several
+ * questions, several choices, or an answer typed in) the answers go with "Send answers".
  */
 function QuestionCard(props: { permission: ChatPermission; questions: Question[]; respond: Respond }) {
   const [chosen, setChosen] = createSignal<ReadonlyMap<string, readonly string[]>>(new Map());
+  const [typed, setTyped] = createSignal<ReadonlyMap<string, string>>(new Map());
   const [sent, setSent] = createSignal(false);
   const single = props.questions.length === 1 && !props.questions[0]!.multiSelect;
-  const send = (answers: ReadonlyMap<string, readonly string[]>) => {
-    if (props.respond(props.permission.requestId, "allow", answerQuestions(props.permission.input, answers))) setSent(true);
+  const answers = (labels: ReadonlyMap<string, readonly string[]>) =>
+    new Map(props.questions.map((q) => [q.question, questionAnswer(q, labels.get(q.question) ?? [], typed().get(q.question) ?? "")]));
+  const send = (labels: ReadonlyMap<string, readonly string[]>) => {
+    if (props.respond(props.permission.requestId, "allow", { updatedInput: answerQuestions(props.permission.input, answers(labels)) })) setSent(true);
   };
   const pick = (question: Question, label: string) => {
-    if (single) return send(new Map([[question.question, [label]]]));
+    if (single && (typed().get(question.question) ?? "").trim() === "") return send(new Map([[question.question, [label]]]));
     const current = chosen().get(question.question) ?? [];
     const next = question.multiSelect ? (current.includes(label) ? current.filter((l) => l !== label) : [...current, label]) : [label];
     setChosen(new Map(chosen()).set(question.question, next));
   };
-  const complete = () => props.questions.every((q) => (chosen().get(q.question)?.length ?? 0) > 0);
+  const complete = () => [...answers(chosen()).values()].every((answer) => answer !== "");
   return (
     <section class="chat-prompt chat-prompt--question" aria-label="Question" data-request-id={props.permission.requestId}>
       <For each={props.questions}>
@@ -100,6 +105,14 @@ function QuestionCard(props: { permission: ChatPermission; questions: Question[]
                   </button>
                 )}
               </For>
+              <input
+                class="chat-question__other"
+                type="text"
+                placeholder={question.multiSelect ? "Something else too…" : "Or answer in your own words…"}
+                aria-label={`Your own answer: ${question.question}`}
+                value={typed().get(question.question) ?? ""}
+                onInput={(event) => setTyped(new Map(typed()).set(question.question, event.currentTarget.value))}
+              />
             </div>
           </fieldset>
         )}
@@ -108,11 +121,43 @@ function QuestionCard(props: { permission: ChatPermission; questions: Question[]
         <button class="button" type="button" disabled={sent()} onClick={() => props.respond(props.permission.requestId, "deny") && setSent(true)}>
           Skip
         </button>
-        <Show when={!single}>
-          <button class="button button--primary" type="button" disabled={sent() || !complete()} onClick={() => send(chosen())}>
-            Send answers
-          </button>
-        </Show>
+        <button class="button button--primary" type="button" disabled={sent() || !complete()} onClick={() => send(chosen())}>
+          Send answers
+        </button>
+      </div>
+    </section>
+  );
+}
+
+/** The plan as the agent wrote it (Markdown); keeping on planning says what to change. */
+function PlanCard(props: { permission: ChatPermission; plan: string; respond: Respond }) {
+  const [feedback, setFeedback] = createSignal("");
+  const [sent, setSent] = createSignal(false);
+  const approve = () => props.respond(props.permission.requestId, "allow") && setSent(true);
+  const keepPlanning = () => {
+    const message = feedback().trim();
+    if (props.respond(props.permission.requestId, "deny", message === "" ? {} : { message })) setSent(true);
+  };
+  return (
+    <section class="chat-prompt chat-prompt--plan" aria-label="Plan" data-request-id={props.permission.requestId}>
+      <p class="chat-prompt__title">The agent's plan — approve it to let it start:</p>
+      <div class="chat-md chat-prompt__plan" innerHTML={renderMarkdown(props.plan)} />
+      <textarea
+        class="chat-prompt__feedback"
+        rows={2}
+        placeholder="What should change? (sent with Keep planning)"
+        aria-label="What should change in the plan"
+        disabled={sent()}
+        value={feedback()}
+        onInput={(event) => setFeedback(event.currentTarget.value)}
+      />
+      <div class="chat-prompt__actions">
+        <button class="button" type="button" disabled={sent()} onClick={keepPlanning}>
+          Keep planning
+        </button>
+        <button class="button button--primary" type="button" disabled={sent()} onClick={approve}>
+          Approve plan
+        </button>
       </div>
     </section>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { chatSocketUrl } from "./chat-connection.ts";
-import { answerQuestions, readQuestions, SUMMARY_CHARS, summarizeTool } from "./tool-view.ts";
+import { answerQuestions, questionAnswer, readPlan, readQuestions, SUMMARY_CHARS, summarizeTool } from "./tool-view.ts";
 
 describe("summarizeTool", () => {
   it("says what a well-known tool does on one line, cut to fit", () => {
@@ -26,14 +26,31 @@ describe("AskUserQuestion", () => {
       ["Which database?", "DB", false, ["Postgres", "SQLite"]],
       ["Which extras?", "", true, ["auth", "billing"]],
     ]);
-    const answered = answerQuestions(input, new Map([["Which database?", ["SQLite"]], ["Which extras?", ["auth", "billing"]]]));
+    const answered = answerQuestions(input, new Map([["Which database?", "SQLite"], ["Which extras?", "auth, billing"]]));
     expect(answered).toEqual({ ...input, answers: { "Which database?": "SQLite", "Which extras?": "auth, billing" } });
+  });
+
+  it("answers with what the user typed: instead of a single choice, beside several; unanswered questions are left out", () => {
+    const [single, multi] = readQuestions(input)!;
+    expect(questionAnswer(single!, ["SQLite"], "  DuckDB, embedded ")).toBe("DuckDB, embedded");
+    expect(questionAnswer(single!, ["SQLite"], " ")).toBe("SQLite");
+    expect(questionAnswer(multi!, ["auth"], "audit log")).toBe("auth, audit log");
+    expect(questionAnswer(multi!, [], "")).toBe("");
+    expect(answerQuestions(input, new Map([["Which database?", "DuckDB"], ["Which extras?", ""]]))).toEqual({ ...input, answers: { "Which database?": "DuckDB" } });
   });
 
   it("is not mistaken in an input of another shape", () => {
     expect(readQuestions({ questions: "which?" })).toBeNull();
     expect(readQuestions({ questions: [{ question: "q", options: [{ text: "no label" }] }] })).toBeNull();
     expect(readQuestions({})).toBeNull();
+  });
+});
+
+describe("ExitPlanMode", () => {
+  it("reads the plan it proposes", () => {
+    expect(readPlan({ plan: "1. a\n2. b" })).toBe("1. a\n2. b");
+    expect(readPlan({ plan: 3 })).toBeNull();
+    expect(readPlan(null)).toBeNull();
   });
 });
 

@@ -1,9 +1,13 @@
 /**
- * How a tool call reads in the chat: its one-line summary, and Claude Code's AskUserQuestion,
- * which arrives as a permission request for the tool `AskUserQuestion` with `input.questions`
- * ({question, header?, multiSelect?, options: [{label, description?}]}) and is answered by
- * allowing it with `updatedInput` = the input plus `answers`: question text → the chosen label
- * (several labels joined with ", "), as the Agent SDK's canUseTool documents.
+ * How a tool call reads in the chat: its one-line summary, and the two Claude Code tools that are
+ * questions to the user rather than actions (docs/design.md, Hybrid sessions):
+ * - AskUserQuestion arrives as a permission request with `input.questions` ({question, header?,
+ *   multiSelect?, options: [{label, description?}]}) and is answered by allowing it with
+ *   `updatedInput` = the input plus `answers`: question text → the answer (chosen labels joined
+ *   with ", ", or what the user typed instead). Allowed without answers, the model is told "The
+ *   user did not answer the questions."
+ * - ExitPlanMode (`input.plan`, Markdown) asks to leave plan mode with that plan: allowing it
+ *   approves the plan; denying it with a message keeps planning, and the model reads the message.
  */
 
 /** Longest summary shown on the collapsed line; the full input is one tap away. */
@@ -71,9 +75,27 @@ export function readQuestions(input: unknown): Question[] | null {
   return questions;
 }
 
-/** The `updatedInput` that answers an AskUserQuestion: chosen labels per question text. */
-export function answerQuestions(input: unknown, chosen: ReadonlyMap<string, readonly string[]>): Record<string, unknown> {
-  const answers: Record<string, string> = {};
-  for (const [question, labels] of chosen) if (labels.length > 0) answers[question] = labels.join(", ");
-  return { ...(input as Record<string, unknown>), answers };
+/**
+ * One question's answer: for a single choice the typed text when there is some, else the chosen
+ * label; for several choices the chosen labels and the typed text. "" when nothing was given.
+ */
+export function questionAnswer(question: Question, labels: readonly string[], typed: string): string {
+  const text = typed.trim();
+  if (!question.multiSelect) return text !== "" ? text : (labels[0] ?? "");
+  return [...labels, ...(text !== "" ? [text] : [])].join(", ");
+}
+
+/** The `updatedInput` that answers an AskUserQuestion: the answer per question text (empty ones left out). */
+export function answerQuestions(input: unknown, answers: ReadonlyMap<string, string>): Record<string, unknown> {
+  const byQuestion: Record<string, string> = {};
+  for (const [question, answer] of answers) if (answer !== "") byQuestion[question] = answer;
+  return { ...(input as Record<string, unknown>), answers: byQuestion };
+}
+
+export const EXIT_PLAN_MODE = "ExitPlanMode";
+
+/** The plan an ExitPlanMode input proposes; null when it does not look like one. */
+export function readPlan(input: unknown): string | null {
+  const plan = (input as { plan?: unknown } | null)?.plan;
+  return typeof plan === "string" ? plan : null;
 }
