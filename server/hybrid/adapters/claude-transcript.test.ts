@@ -70,4 +70,18 @@ describe("Claude transcripts", () => {
     ].join("\n");
     expect(messagesFromTranscript(text).map((m) => m.parts)).toEqual([[{ type: "service", text: "Total cost: $0.01" }], [{ type: "service", text: "Error: no such command" }]]);
   });
+
+  it("reads 2.1's local commands (system entries) as service lines, without escape sequences", () => {
+    const text = [
+      line({ type: "system", subtype: "local_command", uuid: "s1", content: "<command-name>/context</command-name>\n            <command-message>context</command-message>\n            <command-args></command-args>", isMeta: false }),
+      line({ type: "system", subtype: "local_command", uuid: "s2", content: "<local-command-stdout> \x1b[1mContext Usage\x1b[22m\n\x1b[38;2;136;136;136m⛀ \x1b[39m  Opus</local-command-stdout>", isMeta: false }),
+      line({ type: "system", subtype: "informational", uuid: "s3", content: "Unknown command: /nosuchcmd", isMeta: false }),
+      line({ type: "system", subtype: "turn_duration", uuid: "s4", content: "12 s", isMeta: false }),
+    ].join("\n");
+    expect(messagesFromTranscript(text).map((m) => [m.id, m.role, m.parts])).toEqual([
+      ["s1", "system", [{ type: "service", text: "ran /context" }]],
+      ["s2", "system", [{ type: "service", text: "Context Usage\n⛀   Opus" }]],
+      ["s3", "system", [{ type: "service", text: "Unknown command: /nosuchcmd" }]],
+    ]);
+  });
 });

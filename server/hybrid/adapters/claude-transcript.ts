@@ -10,7 +10,13 @@ import { join } from "node:path";
 import type { ChatMessage } from "../../contract/chat.ts";
 import { CONVERSATION_ID_PATTERN } from "./adapter.ts";
 import { AssistantMessages, userMessage } from "./claude-blocks.ts";
+import { plainText } from "./plain-text.ts";
 
+/**
+ * System entries that are notes from the TUI's own commands (2.1: `local_command` for the command
+ * and its output, `informational` for e.g. an unknown command); older versions wrote them as user text.
+ */
+const LOCAL_COMMAND_SUBTYPES = new Set(["local_command", "informational"]);
 /** Only this much of the end of a transcript is read: a chat shows the recent conversation. */
 export const MAX_TRANSCRIPT_READ_BYTES = 32 * 1024 * 1024;
 
@@ -158,6 +164,10 @@ export function messagesFromTranscript(text: string): ChatMessage[] {
       ordered.set(id, assistant.merge(id, message.content, createdAt));
     } else if (entry.type === "system" && entry.subtype === "compact_boundary" && uuid !== "") {
       ordered.set(uuid, { id: uuid, role: "system", parts: [{ type: "service", text: "Conversation compacted" }], createdAt });
+    } else if (entry.type === "system" && LOCAL_COMMAND_SUBTYPES.has(String(entry.subtype)) && typeof entry.content === "string" && uuid !== "") {
+      // A slash command typed in the TUI and what it printed (colours and all), or "Unknown command: …".
+      const note = userMessage(entry.content, uuid, createdAt);
+      if (note) ordered.set(uuid, { ...note, role: "system", parts: note.parts.map((p) => (p.type === "text" ? { type: "service", text: plainText(p.text).trim() } : p)) });
     }
   }
   return [...ordered.values()];

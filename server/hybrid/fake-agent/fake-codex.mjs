@@ -102,7 +102,7 @@ function openThread(resumeId) {
   if (resumeId) {
     const path = rolloutOf(resumeId);
     if (!path) {
-      process.stderr.write(`Error: thread/resume failed: no rollout found for thread id ${resumeId}\n`);
+      process.stderr.write(`Error: thread/resume: thread/resume failed: no rollout found for thread id ${resumeId} (code -32600)\n`);
       process.exit(1);
     }
     return { id: resumeId, path };

@@ -32,13 +32,18 @@ function isObject(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function textOf(content: unknown): string {
+/** Text Claude Code adds to a user message itself (context, reminders): never what the user typed. */
+const INJECTED = /^\s*<system-reminder>/;
+
+/**
+ * What the user typed last in a user message. Claude Code merges consecutive user messages into one
+ * (a prompt after an API error whose synthetic reply is never sent), so it is the last text block.
+ */
+function promptOf(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
-  return content
-    .filter((b) => isObject(b) && b.type === "text" && typeof b.text === "string")
-    .map((b) => (b as Json).text as string)
-    .join("\n");
+  const typed = content.filter((b) => isObject(b) && b.type === "text" && typeof b.text === "string" && !INJECTED.test(b.text as string));
+  return typed.length === 0 ? "" : ((typed.at(-1) as Json).text as string);
 }
 
 function hasToolResult(content: unknown): boolean {
@@ -54,8 +59,7 @@ export function promptAndStep(messages: unknown): { prompt: string | null; step:
     if (!isObject(m)) continue;
     if (m.role === "assistant") step++;
     else if (m.role === "user" && !hasToolResult(m.content)) {
-      const text = textOf(m.content);
-      // Claude Code adds its own text blocks (reminders) to user turns; the prompt is among them.
+      const text = promptOf(m.content);
       if (text.trim() !== "") return { prompt: text, step };
     }
   }
