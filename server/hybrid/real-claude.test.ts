@@ -4,9 +4,11 @@
  * with the injected hooks, the chat end over stream-json. What the fake claude assumes, checked
  * against the program itself.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSessionInfo } from "../contract/payloads.ts";
 import { CloseCode } from "../contract/protocol.ts";
@@ -52,6 +54,7 @@ describe.skipIf(claude.skip !== undefined)(`the real Claude Code ${AGENT_CLIS.cl
     );
     kit.mock.script("api fail", { error: { status: 400, type: "invalid_request_error", message: "mock bad request" } });
     kit.mock.script("hang", { hang: { ms: REAL_MS } });
+    kit.mock.script("order tool", { tool: "Bash", input: { command: "touch order.txt", description: "make a file" } }, { text: "done" });
   }, REAL_MS * 5);
 
   afterAll(async () => {
@@ -268,6 +271,29 @@ describe.skipIf(claude.skip !== undefined)(`the real Claude Code ${AGENT_CLIS.cl
       };
       expect(run(FAKE_CLAUDE), args.join(" ")).toEqual(run(claude.path!));
     }
+  }, TEST_MS);
+
+  it("the fake claude's stream-json events come in the real one's order (a reply; a tool asked about, allowed, then a reply)", async () => {
+    /** One headless turn: the event kinds in order, runs of deltas as one (their number depends on chunking). */
+    async function kinds(bin: string, prompt: string): Promise<string[]> {
+      const args = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--permission-prompt-tool", "stdio", "--session-id", randomUUID()];
+      const agent = spawn(bin, args, { cwd: kit.cwd, env: { ...process.env, ...kit.env }, stdio: ["pipe", "pipe", "ignore"] });
+      const write = (line: object) => agent.stdin.write(`${JSON.stringify(line)}\n`);
+      write({ type: "control_request", request_id: "init-1", request: { subtype: "initialize", hooks: null } });
+      write({ type: "user", message: { role: "user", content: [{ type: "text", text: prompt }] }, parent_tool_use_id: null, session_id: "", uuid: randomUUID() });
+      const seen: string[] = [];
+      createInterface({ input: agent.stdout }).on("line", (line) => {
+        const event = JSON.parse(line) as { type: string; subtype?: string; event?: { type: string }; request?: { subtype: string; input: unknown }; request_id?: string };
+        const kind = event.type === "stream_event" ? `stream:${event.event!.type}` : event.type === "system" ? `system:${event.subtype}` : event.type === "control_request" ? `control_request:${event.request!.subtype}` : event.type;
+        if (kind !== seen.at(-1) || kind !== "stream:content_block_delta") seen.push(kind);
+        if (kind === "control_request:can_use_tool") write({ type: "control_response", response: { subtype: "success", request_id: event.request_id, response: { behavior: "allow", updatedInput: event.request!.input } } });
+        if (event.type === "result") agent.stdin.end();
+      });
+      await new Promise((resolve) => agent.once("exit", resolve));
+      return seen;
+    }
+    expect(await kinds(FAKE_CLAUDE, "say hello")).toEqual(await kinds(claude.path!, "say hello"));
+    expect(await kinds(FAKE_CLAUDE, 'tool Bash {"command":"touch order.txt"}; say done')).toEqual(await kinds(claude.path!, "order tool"));
   }, TEST_MS);
 
   it("a TUI that cannot start (no such conversation) parks the session with its own words, without escape residue", async () => {

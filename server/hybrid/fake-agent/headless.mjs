@@ -4,7 +4,8 @@
 // `can_use_tool` control request for `tool` steps (with --permission-prompt-tool stdio) that waits
 // for its `control_response`, and `result`. Control requests: `initialize`, `interrupt`.
 // In the real program's order (2.1.197 against a mock Messages API): `system/status` before each
-// API request, and a block's `assistant` message before its `content_block_stop`; an API error is
+// API request, a block's `assistant` message before its `content_block_stop`, and a tool's
+// `can_use_tool` right after its `assistant` message (before the stream ends); an API error is
 // a synthetic assistant message ("API Error: …", model "<synthetic>") and then a `result` with
 // is_error and the same text. AskUserQuestion and ExitPlanMode answer as the real tools do.
 import { randomUUID } from "node:crypto";
@@ -122,17 +123,17 @@ export async function runHeadless({ options, settings, state, resumed, env }) {
     stream({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: useId, name, input: {} } });
     stream({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: JSON.stringify(input) } });
     assistant(id, { type: "tool_use", id: useId, name, input });
+    // The real one asks as soon as the block is whole, before the rest of the stream.
+    const requestId = randomUUID();
+    const answered = askPermission ? new Promise((resolve) => pendingPermissions.set(requestId, resolve)) : null;
+    if (answered) send({ type: "control_request", request_id: requestId, request: { subtype: "can_use_tool", tool_name: name, input, permission_suggestions: [], tool_use_id: useId } });
     stream({ type: "content_block_stop", index: 0 });
     stopMessage();
     let result;
-    if (!askPermission) {
+    if (!answered) {
       result = { content: `Claude requested permissions to use ${name}, but you haven't granted it yet.`, isError: true };
     } else {
-      const requestId = randomUUID();
-      const answer = await new Promise((resolve) => {
-        pendingPermissions.set(requestId, resolve);
-        send({ type: "control_request", request_id: requestId, request: { subtype: "can_use_tool", tool_name: name, input, permission_suggestions: [], tool_use_id: useId } });
-      });
+      const answer = await answered;
       pendingPermissions.delete(requestId);
       if (answer === "interrupted") {
         send({ type: "control_cancel_request", request_id: requestId });
