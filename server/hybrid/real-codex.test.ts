@@ -4,9 +4,10 @@
  * PTY, the chat end as one `codex exec --json` per turn. What the fake codex assumes, checked
  * against the program itself.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSessionInfo } from "../contract/payloads.ts";
@@ -149,6 +150,24 @@ describe.skipIf(codex.skip !== undefined)(`the real Codex ${AGENT_CLIS.codex.ver
     expect(shown).not.toContain("open in another");
     expect((await hybrid(info.id)).conversationId).toBe(thread);
     await back.close();
+  }, TEST_MS);
+
+  it("the fake codex's exec --json events come in the real one's order (a reply; a command, then a reply)", async () => {
+    /** One `exec --json` turn: its events' kinds (an item's with its type) in order. */
+    async function kinds(bin: string, prompt: string): Promise<string[]> {
+      const agent = spawn(bin, ["exec", "--json", "--skip-git-repo-check", "-"], { cwd: kit.cwd, env: { ...process.env, ...kit.env }, stdio: ["pipe", "pipe", "ignore"] });
+      agent.stdin.end(prompt);
+      const seen: string[] = [];
+      createInterface({ input: agent.stdout }).on("line", (line) => {
+        const event = JSON.parse(line) as { type: string; item?: { type: string; message?: string } };
+        if (event.item?.type === "error" && NO_METADATA.test(event.item.message ?? "")) return;
+        seen.push(event.item ? `${event.type}:${event.item.type}` : event.type);
+      });
+      await new Promise((resolve) => agent.once("exit", resolve));
+      return seen;
+    }
+    expect(await kinds(FAKE_CODEX, "say hello")).toEqual(await kinds(codex.path!, "say hello"));
+    expect(await kinds(FAKE_CODEX, "run touch order.txt")).toEqual(await kinds(codex.path!, "run tool"));
   }, TEST_MS);
 
   it("the fake codex refuses what the real one refuses, with the same exit code and words", () => {
