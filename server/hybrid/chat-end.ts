@@ -10,7 +10,7 @@ import { within } from "./adapters/agent-process.ts";
 import type { ChatJournal } from "./chat-journal.ts";
 import type { ChatOutbox } from "./chat-outbox.ts";
 
-/** HYBRID.md: an interrupted turn gets this long to end (its `result`) before the agent is closed anyway. */
+/** docs/design.md, Hybrid sessions: an interrupted turn gets this long to end (its `result`) before the agent is closed anyway. */
 export const INTERRUPT_WAIT_MS = 5_000;
 
 export type ChatActivity = "idle" | "busy" | "awaiting_permission";

@@ -10,7 +10,7 @@ import {
   type TurnStatus,
 } from "../contract/chat.ts";
 
-/** Deltas are gathered this long and sent as one event per message part (HYBRID.md: ~50 ms). */
+/** Deltas are gathered this long and sent as one event per message part (docs/design.md, Hybrid sessions: ~50 ms). */
 export const DELTA_COALESCE_MS = 50;
 /** The replay ring keeps at most this many events… */
 export const REPLAY_EVENTS = 2_000;

@@ -1,5 +1,5 @@
 /**
- * One hybrid session (HYBRID.md): a coding-agent conversation that lives at its terminal end (the
+ * One hybrid session (docs/design.md, Hybrid sessions): a coding-agent conversation that lives at its terminal end (the
  * TUI as a run of the webmux Session) or at its chat end (a headless agent, or none: parked).
  * Every transition goes through one SerialLock and waits for the old process to be gone before
  * the new one starts, so there is never more than one agent process for the conversation.
@@ -19,11 +19,11 @@ import { ChatOutbox } from "./chat-outbox.ts";
 import { SerialLock } from "./serial-lock.ts";
 import { lastOutputLine, launchTerminal, stopTerminal, whenExited } from "./terminal-end.ts";
 
-/** HYBRID.md: a target end that exits non-zero this soon after it started failed to start. */
+/** docs/design.md, Hybrid sessions: a target end that exits non-zero this soon after it started failed to start. */
 export const START_FAILURE_WINDOW_MS = 5_000;
 /** A TUI that has not said it started (SessionStart) after this long is taken as started. */
 export const TERMINAL_START_WAIT_MS = 5_000;
-/** HYBRID.md: a chat end idle this long with no chat client is closed (parked again). */
+/** docs/design.md, Hybrid sessions: a chat end idle this long with no chat client is closed (parked again). */
 export const CHAT_IDLE_CLOSE_MS = 10 * 60_000;
 /** How often an interrupted TUI is checked for having gone idle (its Stop hook). */
 const INTERRUPT_POLL_MS = 50;
@@ -164,7 +164,7 @@ export class HybridSession {
 
   // ---- moves ----
 
-  /** Move the conversation to `to` (HYBRID.md "Moves"); throws HybridBusyError while busy without `interrupt`. */
+  /** Move the conversation to `to` (docs/design.md, Hybrid sessions); throws HybridBusyError while busy without `interrupt`. */
   move(to: HybridEnd, interrupt: boolean): Promise<void> {
     return this.lock.run(async () => {
       if (this.disposed) return;

@@ -2,7 +2,7 @@
  * The chat page's link to `/ws/s/{id}/chat`: connects with `client`, `label`, `since` (the last
  * journal seq applied, read at every connect) and `compress=1` when the device's Network setting
  * says so; decodes every text frame through the contract; reconnects as each close code asks —
- * backoff after a drop, at once after 4408, never after 4404/4409 (HYBRID.md: a moved session is
+ * backoff after a drop, at once after 4408, never after 4404/4409 (docs/protocol.md, Close codes: a moved session is
  * shown, not chased). A plain object: the caller disposes it.
  */
 import { decodeChatServerEvent, encodeChatClientMessage, type ChatClientMessage, type ChatServerEvent } from "../../../server/contract/chat.ts";

@@ -1,6 +1,6 @@
 /**
  * What the chat page knows about a conversation, as a pure reducer over the contract's server
- * events (HYBRID.md "A client, step by step"): a snapshot replaces everything, `message` upserts by
+ * events (docs/protocol.md, Chat `/ws/s/{id}/chat`): a snapshot replaces everything, `message` upserts by
  * id (a new id joins the end), `delta` appends to a text or thinking part, permissions open and
  * resolve, `status`/`turn`/`control` update what the page shows. `lastSeq` is the `since` of the
  * next connect. The state is immutable: an event returns a new state, sharing what it did not

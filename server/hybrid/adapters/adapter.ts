@@ -1,5 +1,5 @@
 /**
- * The one interface between the hybrid session core and a coding agent (HYBRID.md "Adapter").
+ * The one interface between the hybrid session core and a coding agent (docs/design.md, Hybrid sessions).
  * The core knows conversations, ends, moves and the chat journal; everything an agent does its
  * own way (command lines, transcripts, hooks, the headless protocol) lives behind this, so adding
  * an agent is a new adapter and nothing else.

@@ -6,7 +6,7 @@ export const MAX_AGENT_LINE_BYTES = 64 * 1024 * 1024;
 export const STDERR_TAIL_CHARS = 4096;
 /** After stdin closes, the agent gets this long to finish and exit by itself. */
 export const STDIN_CLOSE_GRACE_MS = 1_000;
-/** After SIGTERM, this long before SIGKILL (HYBRID.md: TERM, then KILL). */
+/** After SIGTERM, this long before SIGKILL (docs/design.md, Hybrid sessions: TERM, then KILL). */
 export const TERM_GRACE_MS = 3_000;
 
 export type AgentExit = { code: number | null; signal: NodeJS.Signals | null; error?: string };

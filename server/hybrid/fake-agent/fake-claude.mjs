@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// A scripted stand-in for Claude Code, for tests without a model or a network (HYBRID.md
-// "Testing without a model or a network"). It honours the real command-line contract (./args.mjs),
+// A scripted stand-in for Claude Code, for tests without a model or a network (docs/design.md,
+// Hybrid sessions). It honours the real command-line contract (./args.mjs),
 // writes a real-shaped transcript (./conversation.mjs), runs `--settings` hooks with real payloads
 // (./hooks.mjs), draws a TUI prompt (./tui.mjs) or speaks stream-json (./headless.mjs), and is
 // scripted by its prompts (./script.mjs).

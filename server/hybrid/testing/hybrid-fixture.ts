@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from "../../testing/test-server.ts";
 import { waitFor } from "../../testing/wait.ts";
 import { ChatClient, type ChatClientOptions } from "./chat-client.ts";
 
-/** The scripted stand-in for Claude Code (HYBRID.md "Testing without a model or a network"). */
+/** The scripted stand-in for Claude Code (docs/design.md, Hybrid sessions). */
 export const FAKE_CLAUDE = fileURLToPath(new URL("../fake-agent/fake-claude.mjs", import.meta.url));
 
 export type PidLine = { pid: number; conversationId: string; what: "start" | "exit" };
