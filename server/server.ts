@@ -15,6 +15,7 @@ import { Authenticator } from "./http/auth.ts";
 import { registerDebugRoutes } from "./http/debug-routes.ts";
 import { registerSessionRoutes } from "./http/session-routes.ts";
 import { StaticFiles } from "./http/static.ts";
+import { applyHttpTimeouts, DEFAULT_HTTP_LIMITS, HttpConnectionLimiter, TLS_HANDSHAKE_TIMEOUT_MS, type HttpLimits } from "./http/http-limits.ts";
 import { loadTlsCredentials, TlsFileError, type TlsFiles } from "./http/tls.ts";
 import { WebSocketAcceptor } from "./hub/accept.ts";
 import { connectionLimits } from "./hub/connection-limit.ts";
@@ -47,6 +48,8 @@ export type WebmuxOptions = {
   maxConnections?: number;
   /** concurrent WebSockets per client address (default DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) */
   maxConnectionsPerAddress?: number;
+  /** HTTP timeouts and connection caps (default DEFAULT_HTTP_LIMITS; tests shorten them) */
+  httpLimits?: Partial<HttpLimits>;
 };
 
 export type Webmux = {
@@ -118,8 +121,10 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     lookupAgentPrincipal: (id) => tokens.lookup(id),
     trustProxy: options.trustProxy ?? false,
   });
-  const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST));
-  const acceptor = new WebSocketAcceptor(undefined, connectionLimits(options));
+  const httpLimits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.httpLimits };
+  const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST), httpLimits);
+  const wsLimits = connectionLimits(options);
+  const acceptor = new WebSocketAcceptor(undefined, wsLimits);
   const terminals = new TerminalHub(registry, acceptor);
   const hybrid = new HybridManager({ registry, terminals, dataDir: options.dataDir });
   registerSessionRoutes(app, registry, settings, hybridCreator(hybrid));
@@ -136,9 +141,17 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   registerHookRoute(app, hybrid);
   const onRequest: RequestListener = app.handleRequest;
   // The same app either way: HTTPS only wraps the connections, upgrades included (WSS).
-  const http: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, onRequest) : createHttpServer(onRequest);
+  const http: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS }, onRequest) : createHttpServer(onRequest);
+  applyHttpTimeouts(http, httpLimits);
+  const httpConnections = new HttpConnectionLimiter(httpLimits);
+  httpConnections.watch(http, tls !== null);
+  // Node drops a connection past this at once, TLS handshakes included: every WebSocket and every plain connection.
+  http.maxConnections = wsLimits.total + httpLimits.maxConnections;
   registerDebugRoutes(app, { registry, acceptor, terminals, http });
-  http.on("upgrade", app.handleUpgrade);
+  http.on("upgrade", (req, socket, head) => {
+    httpConnections.handOver(socket);
+    app.handleUpgrade(req, socket, head);
+  });
   http.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {

@@ -3,7 +3,8 @@ import type { Duplex } from "node:stream";
 import { ErrorCode } from "../contract/types.ts";
 import { Authenticator, clientAddress, type Authenticated } from "./auth.ts";
 import { expectObject, readJson, requiredString } from "./body.ts";
-import { ApiError, errorBody, sendError, toApiError } from "./errors.ts";
+import { answerSocket, ApiError, sendError, toApiError } from "./errors.ts";
+import { DEFAULT_HTTP_LIMITS, LARGE_RESPONSE_BYTES, responseDeadlineMs, type HttpLimits } from "./http-limits.ts";
 import { parseRequestTarget } from "./request-target.ts";
 import { StaticFiles } from "./static.ts";
 
@@ -68,7 +69,22 @@ function safeDecode(part: string): string {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/**
+ * End `res` with `body`. An answer too large for the socket's buffers is pinned in memory until
+ * the client reads it, so it gets a deadline (its size at a slow link's rate): a client that does
+ * not read loses its connection instead of holding the copy (docs/design.md, Hardening and limits).
+ */
+export function endWithDeadline(res: ServerResponse, body: Uint8Array | string, limits: HttpLimits = DEFAULT_HTTP_LIMITS): void {
+  res.end(body);
+  const bytes = typeof body === "string" ? Buffer.byteLength(body) : body.byteLength;
+  if (bytes < LARGE_RESPONSE_BYTES || res.writableFinished) return;
+  const timer = setTimeout(() => res.destroy(), responseDeadlineMs(limits, bytes));
+  timer.unref();
+  res.once("finish", () => clearTimeout(timer));
+  res.once("close", () => clearTimeout(timer));
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, limits?: HttpLimits): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
@@ -76,19 +92,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
     "cache-control": "no-store",
     ...headers,
   });
-  res.end(text);
+  endWithDeadline(res, text, limits);
 }
-
-const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  408: "Request Timeout",
-  429: "Too Many Requests",
-  431: "Request Header Fields Too Large",
-  503: "Service Unavailable",
-};
 
 /**
  * The answer to a request the HTTP parser refused (the server's `clientError`): 431 for headers
@@ -109,12 +114,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
 
 /** Refuse a WebSocket handshake with a plain HTTP answer: no upgrade happens. */
 export function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message: string): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify(errorBody(code, message));
-  const reason = STATUS_TEXT[status] ?? "Error";
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  answerSocket(socket, status, code, message);
 }
 
 /**
@@ -130,6 +130,7 @@ export class App {
   constructor(
     readonly auth: Authenticator,
     readonly staticFiles: StaticFiles,
+    readonly limits: HttpLimits = DEFAULT_HTTP_LIMITS,
   ) {
     this.publicRoute("POST", "/api/login", (ctx) => this.login(ctx));
     // Without a credential: it says only what the open port and the app shell say already
@@ -205,8 +206,8 @@ export class App {
         result = await route.handler({ req, res, params, url, auth });
       }
       if (result === HANDLED) return;
-      if (result instanceof JsonResponse) sendJson(res, result.status, result.body, result.headers);
-      else sendJson(res, 200, result);
+      if (result instanceof JsonResponse) sendJson(res, result.status, result.body, result.headers, this.limits);
+      else sendJson(res, 200, result, {}, this.limits);
       return;
     }
     // Unknown API paths still need a credential first: no probing without one.

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { ERROR_HTTP_STATUS, ErrorCode, type ErrorBody } from "../contract/types.ts";
 
 /** An error with a stable code; `sendError` is the one place that turns it into an HTTP response. */
@@ -43,4 +44,28 @@ export function sendError(res: ServerResponse, err: unknown): void {
     ...apiError.headers,
   });
   res.end(body);
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  408: "Request Timeout",
+  409: "Conflict",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  503: "Service Unavailable",
+};
+
+/**
+ * An error answered on a bare connection (a refused handshake, a request the HTTP parser refused,
+ * a connection past a limit), in the same shape as sendError's; then the connection closes.
+ */
+export function answerSocket(socket: Duplex, status: number, code: ErrorCode, message: string): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(errorBody(code, message));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -3,7 +3,7 @@ import { ErrorCode, type SessionInfo, type SessionListResponse, type Settings } 
 import { InvalidSessionRequest, SessionNotFound, type CreateSessionOptions, type SessionRegistry } from "../session/registry.ts";
 import type { Session } from "../session/session.ts";
 import type { SettingsStore } from "../store/settings.ts";
-import { HANDLED, JsonResponse, type App } from "./app.ts";
+import { endWithDeadline, HANDLED, JsonResponse, type App } from "./app.ts";
 import { can } from "./credentials.ts";
 import {
   expectObject,
@@ -127,7 +127,7 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
       "x-webmux-end": String(ring.end),
       "x-webmux-truncated": String(ring.truncated),
     });
-    ctx.res.end(bytes);
+    endWithDeadline(ctx.res, bytes, app.limits);
     return HANDLED;
   });
 

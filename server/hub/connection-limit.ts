@@ -29,12 +29,16 @@ export function connectionAddress(remoteAddress: string | undefined): string {
   return remoteAddress.startsWith("::ffff:") && remoteAddress.includes(".") ? remoteAddress.slice(7) : remoteAddress;
 }
 
-/** Counts open WebSockets per address and in all, and says when one more would pass a limit. */
+/** Counts open connections (WebSockets, HTTP connections) per address and in all, and says when one more would pass a limit. */
 export class ConnectionLimiter {
   private readonly byAddress = new Map<string, number>();
   private count = 0;
 
-  constructor(readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) {
+  constructor(
+    readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    /** what is counted, for the refusal's message */
+    private readonly noun = "WebSockets",
+  ) {
     for (const [name, value] of Object.entries(limits)) {
       if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`connection limit ${name} must be a positive integer, got ${value}`);
     }
@@ -42,9 +46,9 @@ export class ConnectionLimiter {
 
   /** Why one more connection from `address` is refused, or null when it may open. */
   refusal(address: string): string | null {
-    if (this.count >= this.limits.total) return `the server already holds ${this.count} WebSockets, its limit; try again later`;
+    if (this.count >= this.limits.total) return `the server already holds ${this.count} ${this.noun}, its limit; try again later`;
     const mine = this.byAddress.get(address) ?? 0;
-    if (mine >= this.limits.perAddress) return `${address} already holds ${mine} WebSockets, the limit per address; close some first`;
+    if (mine >= this.limits.perAddress) return `${address} already holds ${mine} ${this.noun}, the limit per address; close some first`;
     return null;
   }
 
