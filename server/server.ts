@@ -48,6 +48,8 @@ export type WebmuxOptions = {
   maxConnections?: number;
   /** concurrent WebSockets per client address (default DEFAULT_MAX_CONNECTIONS_PER_ADDRESS) */
   maxConnectionsPerAddress?: number;
+  /** sessions held at once (default DEFAULT_MAX_SESSIONS) */
+  maxSessions?: number;
   /** HTTP timeouts and connection caps (default DEFAULT_HTTP_LIMITS; tests shorten them) */
   httpLimits?: Partial<HttpLimits>;
 };
@@ -114,7 +116,13 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     throw new StartupError(`cannot use data dir ${options.dataDir}: ${(err as Error).message}`);
   }
 
-  const registry = new SessionRegistry({ shell: options.shell, bufferBytes: options.bufferBytes, spawnPty, prepareSpawn: integration.prepareSpawn });
+  const registry = new SessionRegistry({
+    shell: options.shell,
+    bufferBytes: options.bufferBytes,
+    spawnPty,
+    prepareSpawn: integration.prepareSpawn,
+    maxSessions: options.maxSessions,
+  });
   const auth = new Authenticator({
     globalToken: token,
     resolveAgentToken: (t) => tokens.resolve(t),

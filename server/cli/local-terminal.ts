@@ -2,7 +2,7 @@
  * The terminal `webmux attach` runs in: raw mode, its size and SIGWINCH, and putting it back the
  * way a shell expects after detaching, whatever modes the session's program switched on in it.
  */
-import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../contract/protocol.ts";
+import { clampGrid } from "../contract/protocol.ts";
 import type { TerminalModes } from "../session/terminal-modes.ts";
 import type { QueryScanner } from "./query-scanner.ts";
 
@@ -14,10 +14,7 @@ export const RESET_TERMINAL = "\x1bc";
 /** The size of the terminal on stdout, clamped to what the protocol accepts; null when stdout is not a terminal. */
 export function localTerminalSize(stdout: NodeJS.WriteStream = process.stdout): TerminalSize | null {
   if (!stdout.isTTY || !stdout.columns || !stdout.rows) return null;
-  return {
-    cols: Math.min(MAX_COLS, Math.max(MIN_COLS, stdout.columns)),
-    rows: Math.min(MAX_ROWS, Math.max(MIN_ROWS, stdout.rows)),
-  };
+  return clampGrid(stdout.columns, stdout.rows);
 }
 
 /**

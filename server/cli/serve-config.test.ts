@@ -12,6 +12,7 @@ describe("DESIGN.md's serve flags", () => {
     ["--data-dir", "WEBMUX_DATA_DIR", "/srv/webmux", { dataDir: "/srv/webmux" }],
     ["--shell", "WEBMUX_SHELL", "/bin/zsh", { shell: "/bin/zsh" }],
     ["--buffer-bytes", "WEBMUX_BUFFER_BYTES", "65536", { bufferBytes: 65536 }],
+    ["--max-sessions", "WEBMUX_MAX_SESSIONS", "12", { maxSessions: 12 }],
     ["--open-api", "WEBMUX_OPEN_API", "1", { openApi: true }],
   ];
 
@@ -22,8 +23,10 @@ describe("DESIGN.md's serve flags", () => {
       token: null,
       shell: "/bin/fish",
       bufferBytes: 4 * 1024 * 1024,
+      maxSessions: 100,
       openApi: null,
     });
+    expect(() => parseServeConfig(["--max-sessions", "0"], {})).toThrow(UsageError);
     expect(parseServeConfig([], { XDG_STATE_HOME: "/x/state" }).dataDir).toBe("/x/state/webmux");
     expect(parseServeConfig([], {}).shell).toBe("/bin/bash");
   });

@@ -4,6 +4,7 @@ import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "..
 import type { WebmuxOptions } from "../server.ts";
 import type { TlsFiles } from "../http/tls.ts";
 import { DEFAULT_BUFFER_BYTES } from "../session/ring-buffer.ts";
+import { DEFAULT_MAX_SESSIONS } from "../session/registry.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 
 /** Default port: high, unassigned and easy to remember. */
@@ -12,6 +13,8 @@ export const DEFAULT_PORT = 8999;
 export const MIN_BUFFER_BYTES = 64 * 1024;
 /** Above this a hundred sessions would exhaust a small machine's memory. */
 export const MAX_BUFFER_BYTES = 1024 * 1024 * 1024;
+/** A session holds a PTY, a screen and a ring: far past this, the machine, not the flag, is the limit. */
+export const MAX_SESSIONS_CEILING = 100_000;
 /** No process holds more sockets than this: it is the usual hard `ulimit -n` ceiling of Linux. */
 export const MAX_CONNECTIONS_CEILING = 1_048_576;
 
@@ -22,6 +25,7 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: "data-dir", kind: "string", help: "state directory (default $XDG_STATE_HOME/webmux or ~/.local/state/webmux)" },
   { name: "shell", kind: "string", help: "shell for new sessions (default $SHELL or /bin/bash)" },
   { name: "buffer-bytes", kind: "string", help: "replay ring per session in bytes (default 4 MiB)" },
+  { name: "max-sessions", kind: "string", help: `sessions held at once, exited ones included (default ${DEFAULT_MAX_SESSIONS}); one more gets 429` },
   { name: "max-connections", kind: "string", help: `concurrent WebSockets in all (default ${DEFAULT_MAX_CONNECTIONS})` },
   {
     name: "max-connections-per-address",
@@ -38,7 +42,8 @@ export const SERVE_FLAGS: FlagSpec[] = [
 ];
 
 /** What `webmux serve` was asked for: the server's options, resolved, plus the command's own flags. */
-export type ServeConfig = Omit<WebmuxOptions, "staticDir" | "maxConnections" | "maxConnectionsPerAddress"> & {
+export type ServeConfig = Omit<WebmuxOptions, "staticDir" | "maxConnections" | "maxConnectionsPerAddress" | "maxSessions"> & {
+  maxSessions: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
   tls: TlsFiles | null;
@@ -84,6 +89,7 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
       : DEFAULT_BUFFER_BYTES;
   const limit = (name: string, fallback: number) =>
     get(name) !== undefined ? parseIntStrict(name, get(name)!, 1, MAX_CONNECTIONS_CEILING) : fallback;
+  const maxSessions = get("max-sessions") !== undefined ? parseIntStrict("max-sessions", get("max-sessions")!, 1, MAX_SESSIONS_CEILING) : DEFAULT_MAX_SESSIONS;
   const maxConnections = limit("max-connections", DEFAULT_MAX_CONNECTIONS);
   const maxConnectionsPerAddress = limit("max-connections-per-address", Math.min(DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, maxConnections));
   const token = get("token") ?? null;
@@ -98,6 +104,7 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
     dataDir: resolve(get("data-dir") || defaultDataDir(env)),
     shell: get("shell") || env.SHELL || "/bin/bash",
     bufferBytes,
+    maxSessions,
     maxConnections,
     maxConnectionsPerAddress,
     tls: certFile && keyFile ? { certFile: resolve(certFile), keyFile: resolve(keyFile) } : null,

@@ -16,6 +16,7 @@ import {
   MIN_COLS,
   MIN_ROWS,
   PREVIEW_LINES,
+  clampGrid,
   isValidGeneration,
   sanitizeLabel,
 } from "./protocol.ts";
@@ -35,6 +36,8 @@ const generation = fc
 const count = fc.nat({ max: Number.MAX_SAFE_INTEGER });
 const cols = fc.integer({ min: MIN_COLS, max: MAX_COLS });
 const rows = fc.integer({ min: MIN_ROWS, max: MAX_ROWS });
+/** A grid the protocol accepts: each side in range and at most MAX_GRID_CELLS cells (its edge included). */
+const grid = fc.record({ cols, rows }).map(({ cols, rows }) => clampGrid(cols, rows));
 const bytes = (maxLength: number) => fc.oneof(fc.uint8Array({ maxLength }), fc.uint8Array({ maxLength, size: "max" }));
 
 const controller: fc.Arbitrary<ControllerInfo | null> = fc.option(
@@ -98,12 +101,12 @@ const serverMessage: fc.Arbitrary<ServerMessage> = fc.oneof(
       { requiredKeys: ["id", "state"] },
     )
     .map((status) => ({ type: "submitStatus" as const, status })),
-  fc.record({ controller, cols, rows, colorSchemeReports: fc.boolean() }).map((control) => ({ type: "control" as const, control })),
+  fc.record({ controller, grid, colorSchemeReports: fc.boolean() }).map(({ grid, ...rest }) => ({ type: "control" as const, control: { ...rest, ...grid } })),
 );
 
 const clientMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
   bytes(64).map((data) => ({ type: "input" as const, data })),
-  fc.record({ cols, rows }).map((size) => ({ type: "resize" as const, ...size })),
+  grid.map((size) => ({ type: "resize" as const, ...size })),
   fc.constant({ type: "resync" as const }),
   fc
     .record({ id: clientId, generation, body: fc.oneof(bytes(64), anyText.map(encodeUtf8)), submitKey: bytes(MAX_SUBMIT_KEY_BYTES) })

@@ -212,7 +212,8 @@ describe("JSON frames", () => {
 
   it("round-trip every client message", () => {
     expect(decodeClientFrame(encodeResize({ cols: 2, rows: 1 }))).toEqual({ type: "resize", cols: 2, rows: 1 });
-    expect(decodeClientFrame(encodeResize({ cols: 1000, rows: 1000 }))).toEqual({ type: "resize", cols: 1000, rows: 1000 });
+    expect(decodeClientFrame(encodeResize({ cols: 1000, rows: 250 }))).toEqual({ type: "resize", cols: 1000, rows: 250 });
+    expect(decodeClientFrame(encodeResize({ cols: 250, rows: 1000 }))).toEqual({ type: "resize", cols: 250, rows: 1000 });
     const ids = Array.from({ length: 64 }, (_, i) => `sub-${String(i).padStart(4, "0")}`);
     expect(decodeClientFrame(encodeQuerySubmissions({ ids }))).toEqual({ type: "querySubmissions", ids });
     expect(decodeClientFrame(encodeQuerySubmissions({ ids: [] }))).toEqual({ type: "querySubmissions", ids: [] });
@@ -320,6 +321,7 @@ describe("malformed client frames", () => {
     ["resize, cols 1", jsonFrame(1, '{"cols":1,"rows":24}'), "bad_payload"],
     ["resize, cols 1001", jsonFrame(1, '{"cols":1001,"rows":24}'), "bad_payload"],
     ["resize, rows 0", jsonFrame(1, '{"cols":80,"rows":0}'), "bad_payload"],
+    ["resize, over 250000 cells", jsonFrame(1, '{"cols":1000,"rows":251}'), "bad_payload"],
     ["resize, rows missing", jsonFrame(1, '{"cols":80}'), "bad_payload"],
     ["resize, rows null", jsonFrame(1, '{"cols":80,"rows":null}'), "bad_payload"],
     ["resync with a payload", hex("02 00"), "unexpected_payload"],

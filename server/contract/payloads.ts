@@ -15,6 +15,8 @@ import {
   PREVIEW_LINES,
   isValidClientId,
   isValidCols,
+  isValidGrid,
+  MAX_GRID_CELLS,
   isValidGeneration,
   isValidLabel,
   isValidRows,
@@ -228,10 +230,12 @@ export function readControlPayload(value: unknown): ControlPayload {
 }
 
 function readSize(obj: JsonObject): ResizePayload {
-  return {
+  const size = {
     cols: readChecked(obj, "cols", "", isValidCols, "a column count"),
     rows: readChecked(obj, "rows", "", isValidRows, "a row count"),
   };
+  if (!isValidGrid(size.cols, size.rows)) throw new PayloadError("rows", `at most ${MAX_GRID_CELLS} cells (columns × rows)`);
+  return size;
 }
 
 export function readResizePayload(value: unknown): ResizePayload {

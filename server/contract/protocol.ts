@@ -60,6 +60,12 @@ export const MIN_ROWS = 1;
 export const MAX_COLS = 1000;
 /** Bounds the headless screen's memory; no real display shows more rows. */
 export const MAX_ROWS = 1000;
+/**
+ * Cells of a grid (columns × rows): a 4K display at a 6-pixel font is 640×180 = 115 200, so this
+ * takes any real screen with room to spare, while it bounds each session's screen, and its
+ * scrollback (as wide as the screen), to a quarter of what 1000×1000 would take.
+ */
+export const MAX_GRID_CELLS = 250_000;
 /** Exit statuses are 0..255 on POSIX, but a runtime may report any int32 (e.g. -1 for unknown). */
 export const MIN_EXIT_CODE = -(2 ** 31);
 /** See MIN_EXIT_CODE. */
@@ -122,6 +128,18 @@ export function isValidCols(value: unknown): value is number {
 /** True for a terminal height the protocol accepts. */
 export function isValidRows(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= MIN_ROWS && (value as number) <= MAX_ROWS;
+}
+
+/** True for a grid the protocol accepts: each side in its range, and no more than MAX_GRID_CELLS cells. */
+export function isValidGrid(cols: unknown, rows: unknown): boolean {
+  return isValidCols(cols) && isValidRows(rows) && cols * rows <= MAX_GRID_CELLS;
+}
+
+/** The nearest grid the protocol accepts: each side clamped to its range, then rows cut to fit MAX_GRID_CELLS. */
+export function clampGrid(cols: number, rows: number): { cols: number; rows: number } {
+  const c = Math.min(MAX_COLS, Math.max(MIN_COLS, Math.floor(cols)));
+  const r = Math.min(MAX_ROWS, Math.max(MIN_ROWS, Math.floor(rows)));
+  return { cols: c, rows: Math.min(r, Math.floor(MAX_GRID_CELLS / c)) };
 }
 
 // ---- colour scheme (DEC private mode 2031) ----

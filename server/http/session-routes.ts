@@ -1,6 +1,6 @@
 import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../contract/protocol.ts";
 import { ErrorCode, type SessionInfo, type SessionListResponse, type Settings } from "../contract/types.ts";
-import { InvalidSessionRequest, SessionNotFound, type CreateSessionOptions, type SessionRegistry } from "../session/registry.ts";
+import { InvalidSessionRequest, SessionLimitReached, SessionNotFound, type CreateSessionOptions, type SessionRegistry } from "../session/registry.ts";
 import type { Session } from "../session/session.ts";
 import type { SettingsStore } from "../store/settings.ts";
 import { endWithDeadline, HANDLED, JsonResponse, type App } from "./app.ts";
@@ -77,6 +77,7 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
       return new JsonResponse(201, session.info(), { location: `/api/sessions/${session.id}` });
     } catch (err) {
       if (err instanceof InvalidSessionRequest) throw invalid(err.message);
+      if (err instanceof SessionLimitReached) throw new ApiError(ErrorCode.RATE_LIMITED, err.message);
       throw err;
     }
   });

@@ -2,11 +2,18 @@ import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute } from "node:path";
+import { isValidGrid, MAX_GRID_CELLS } from "../contract/protocol.ts";
 import type { HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
 import { Emitter } from "./emitter.ts";
 import { Session } from "./session.ts";
 
+/**
+ * Sessions one server holds by default (running or exited, hybrid included): far more than a person
+ * drives at once, while each holds a PTY, a screen and up to --buffer-bytes of ring, so that 100
+ * of them at the largest grid stay within a small machine's memory.
+ */
+export const DEFAULT_MAX_SESSIONS = 100;
 /** A terminal size nobody asked for: the classic 80×24. */
 export const DEFAULT_COLS = 80;
 export const DEFAULT_ROWS = 24;
@@ -40,6 +47,8 @@ export type RegistryOptions = {
   prepareSpawn?: (sessionId: string, spawn: PtySpawnOptions) => PtySpawnOptions;
   /** Base environment of every child (normally process.env). */
   baseEnv?: NodeJS.ProcessEnv;
+  /** sessions held at once (default DEFAULT_MAX_SESSIONS) */
+  maxSessions?: number;
 };
 
 export type RegistryEvents = {
@@ -55,6 +64,8 @@ export type RegistryEvents = {
 
 export class SessionNotFound extends Error {}
 export class InvalidSessionRequest extends Error {}
+/** The server holds its maximum number of sessions already. */
+export class SessionLimitReached extends Error {}
 
 function randomId(length: number): string {
   const bytes = randomBytes(length);
@@ -75,7 +86,17 @@ export class SessionRegistry {
 
   nextGeneration = (): string => `${this.bootId}.${++this.generationCounter}`;
 
+  get maxSessions(): number {
+    return this.options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  }
+
   create(request: CreateSessionOptions = {}): Session {
+    if (this.sessions.size >= this.maxSessions) {
+      throw new SessionLimitReached(`this server already holds ${this.sessions.size} sessions, its limit (--max-sessions); delete some first`);
+    }
+    const cols = request.cols ?? DEFAULT_COLS;
+    const rows = request.rows ?? DEFAULT_ROWS;
+    if (!isValidGrid(cols, rows)) throw new InvalidSessionRequest(`a grid of ${cols}×${rows} is over ${MAX_GRID_CELLS} cells (columns × rows)`);
     const command = request.command && request.command.length > 0 ? request.command : [this.options.shell, "-l"];
     const cwd = request.cwd ?? homedir();
     if (!isAbsolute(cwd)) throw new InvalidSessionRequest(`cwd must be an absolute path: ${cwd}`);
@@ -96,8 +117,8 @@ export class SessionRegistry {
       command,
       cwd,
       env,
-      cols: request.cols ?? DEFAULT_COLS,
-      rows: request.rows ?? DEFAULT_ROWS,
+      cols,
+      rows,
       title: request.title,
       bufferBytes: this.options.bufferBytes,
       spawnPty: this.spawnFor(id),

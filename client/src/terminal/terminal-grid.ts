@@ -5,7 +5,7 @@
  */
 import type { FitAddon } from "@xterm/addon-fit";
 import type { Terminal } from "@xterm/xterm";
-import { MAX_COLS, MAX_ROWS, MIN_COLS, MIN_ROWS } from "../../../server/contract/protocol.ts";
+import { clampGrid } from "../../../server/contract/protocol.ts";
 import type { ControlPayload } from "../../../server/contract/types.ts";
 
 /** Window drags and the phone keyboard sliding in fire many resizes: fit once they pause. */
@@ -15,8 +15,6 @@ export type GridDeps = {
   isController: () => boolean;
   sendResize: (cols: number, rows: number) => boolean;
 };
-
-const clamp = (value: number, min: number, max: number) => Math.max(min, Math.min(max, value));
 
 export class TerminalGrid {
   private control: ControlPayload | null = null;
@@ -62,7 +60,7 @@ export class TerminalGrid {
   proposed(): { cols: number; rows: number } | null {
     const dims = this.fitAddon.proposeDimensions();
     if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows) || dims.cols <= 0 || dims.rows <= 0) return null;
-    return { cols: clamp(dims.cols, MIN_COLS, MAX_COLS), rows: clamp(dims.rows, MIN_ROWS, MAX_ROWS) };
+    return clampGrid(dims.cols, dims.rows);
   }
 
   /** Controller only: fill the box and make the PTY match. */
