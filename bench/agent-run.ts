@@ -1,5 +1,6 @@
 /**
- * Issue 7's figure: the overhead of `POST /api/agent/run` for `true` — HTTP request to result,
+ * The Agent API run figure (docs/design.md § Performance):
+ * the overhead of `POST /api/agent/run` for `true` — HTTP request to result,
  * through a real server process and a real bash with shell integration — p50 and p99 over
  * 200 runs, one after another on one session (runs on a session are sequential anyway).
  * Runnable alone: `node bin/run-ts.js bench/agent-run.ts`.

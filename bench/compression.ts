@@ -1,5 +1,6 @@
 /**
- * Issue 5's figure: bytes on the wire for the `cat` of a 10 MiB source file (the corpus: real
+ * The compression figure (docs/design.md § Performance):
+ * bytes on the wire for the `cat` of a 10 MiB source file (the corpus: real
  * TypeScript) through `/ws/s/{id}`, with `?compress=1` and a permessage-deflate offer vs without.
  * Bytes on the wire are the TCP bytes the client's socket read between the keystroke that starts
  * `cat` and the end marker (frame headers included; the handshake and the attach frames are not

@@ -1,5 +1,6 @@
 /**
- * Issue 3's and issue 9 #3's latency figure: keystroke → echoed byte through the server's
+ * The echo-latency figure (docs/design.md § Performance):
+ * keystroke → echoed byte through the server's
  * WebSocket vs directly on a PTY in this process, p50 and p99 over 1000 keys, back to back
  * and with 10 ms gaps (typing). The echo comes from a program, as with a shell's line editor:
  * `stty raw -echo; exec cat` reads each byte and writes it back. The arms alternate in blocks,
@@ -95,7 +96,7 @@ function latencyFigures(pattern: string, label: string, ws: number[], direct: nu
       value: quantile(ws, 0.5),
       baseline: quantile(direct, 0.5),
       baselineLabel: "PTY direct",
-      goal: { on: "ratio", op: "<=", target: 1.8, source: "issues 3 and 9 (ttyd: ~2.0)" },
+      goal: { on: "ratio", op: "<=", target: 1.8, source: "docs/design.md § Performance (ttyd: ~2.0)" },
       detail: details,
     }),
     figure({
@@ -105,7 +106,7 @@ function latencyFigures(pattern: string, label: string, ws: number[], direct: nu
       value: quantile(ws, 0.99),
       baseline: quantile(direct, 0.99),
       baselineLabel: "PTY direct",
-      goal: { on: "ratio", op: "<=", target: 1.5, source: "issues 3 and 9 (ttyd: ~1.5)" },
+      goal: { on: "ratio", op: "<=", target: 1.5, source: "docs/design.md § Performance (ttyd: ~1.5)" },
       detail: details,
     }),
     figure({

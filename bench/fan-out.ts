@@ -1,5 +1,6 @@
 /**
- * Issue 9 #2: `cat` of the corpus through the server to 1 controller + 10 observers, every client
+ * The fan-out figure (docs/design.md § Performance):
+ * `cat` of the corpus through the server to 1 controller + 10 observers, every client
  * reading at full speed and receiving every byte (counted, and the end marker checked, per
  * client), as a ratio to the same `cat` to a single client in the same run. The clock stops
  * when the slowest client has the last byte. All clients live in this process, so their reading
@@ -65,7 +66,7 @@ export async function benchFanOut(ctx: BenchContext): Promise<BenchResult> {
         baseline: median(single.map((r) => r.mbps)),
         ratio: pairedRatio(fanOut.map((r) => r.mbps), single.map((r) => r.mbps)),
         baselineLabel: "1 client",
-        goal: { on: "ratio", op: ">=", target: 0.8, source: "issue 9 #2" },
+        goal: { on: "ratio", op: ">=", target: 0.8, source: "docs/design.md § Performance" },
         valid: fanOut.every((r) => r.complete) && single.every((r) => r.complete),
         detail: {
           corpusBytes: corpus.bytes,

@@ -1,5 +1,6 @@
 /**
- * Issue 2's and issue 9's memory figure: the server process's own RSS (its shells are separate
+ * The idle-memory figure (docs/design.md § Performance):
+ * the server process's own RSS (its shells are separate
  * processes and not counted) with 0 sessions and with N idle `bash --norc --noprofile` sessions,
  * in a fresh server process started with --expose-gc; per session = delta / N.
  * The baseline is a server that has answered one API request and has no session, so the delta
@@ -88,7 +89,7 @@ export async function benchIdleMemory(ctx: BenchContext): Promise<BenchResult> {
         label: `RSS per idle session (${n} bash)`,
         unit: "MiB",
         value: perSessionMiB,
-        goal: { on: "value", op: "<=", target: 3, source: "issues 2 and 9" },
+        goal: { on: "value", op: "<=", target: 3, source: "docs/design.md § Performance" },
         detail,
       }),
       figure({

@@ -1,5 +1,6 @@
 /**
- * Issue 9 #4: `yes` floods an interactive bash; the controller sends Ctrl-C; the figure is the
+ * The interrupt figure (docs/design.md § Performance):
+ * `yes` floods an interactive bash; the controller sends Ctrl-C; the figure is the
  * time until the prompt is back at the controller, p50 and p99, with a phone-speed observer
  * attached (phone-observer.ts), against the same without it. Two sessions on one server, one
  * with the phone and one without, take turns trial by trial, so both arms see the same machine.
@@ -173,7 +174,7 @@ export async function benchInterruptFlood(ctx: BenchContext): Promise<BenchResul
         value: quantile(watchedMs, 0.5),
         baseline: quantile(aloneMs, 0.5),
         baselineLabel: "no observer",
-        goal: { on: "value", op: "<=", target: 200, source: "issue 9 #4 (< 200 ms)" },
+        goal: { on: "value", op: "<=", target: 200, source: "docs/design.md § Performance (< 200 ms)" },
         detail,
       }),
       figure({

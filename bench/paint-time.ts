@@ -1,5 +1,6 @@
 /**
- * Issue 6's figure: time from navigation to the first painted screen for a session whose 4 MiB
+ * The paint-time figure (docs/design.md § Performance):
+ * time from navigation to the first painted screen for a session whose 4 MiB
  * ring is full, and for a reload that paints the IndexedDB copy — Debian's Chromium (through
  * Playwright) against a webmux server process, real bash, the built client in dist/client.
  *

@@ -1,5 +1,6 @@
 /**
- * Issue 2's throughput figure and issue 9's headless cost: `cat` of the corpus through
+ * The PTY throughput figure and the headless screen's cost (docs/design.md § Performance):
+ * `cat` of the corpus through
  *   - node-pty alone (the baseline: count bytes until exit),
  *   - a real Session from SessionRegistry (ring buffer, scanner and headless screen attached),
  *   - the same session path without the headless screen.
@@ -140,7 +141,7 @@ export async function benchPtyThroughput(ctx: BenchContext): Promise<BenchResult
       baseline: directMBps,
       baselineLabel: "node-pty alone",
       ratio: pairedRatio(sessionRates, direct.map((r) => r.mbps)),
-      goal: { on: "ratio", op: ">=", target: 0.9, source: "issue 2" },
+      goal: { on: "ratio", op: ">=", target: 0.9, source: "docs/design.md § Performance" },
       // The session must have every byte; node-pty alone may lose a tail at exit (see server/pty/node-pty.ts).
       valid: sessionDetail.allBytes,
       detail: { ...common, ratioOfMedians: round(sessionMBps / directMBps), session: sessionDetail, nodePty: summary(direct, corpus.ptyBytes) },
@@ -153,7 +154,7 @@ export async function benchPtyThroughput(ctx: BenchContext): Promise<BenchResult
       baseline: bareMBps,
       baselineLabel: "without headless",
       ratio: pairedRatio(sessionRates, bare.map((r) => r.mbps)),
-      goal: { on: "ratio", op: ">=", target: 0.9, source: "chosen (issue 9 #7 gives no number)" },
+      goal: { on: "ratio", op: ">=", target: 0.9, source: "chosen (docs/design.md § Performance)" },
       detail: {
         ...common,
         ratioOfMedians: round(sessionMBps / bareMBps),

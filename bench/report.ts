@@ -11,7 +11,7 @@ export type Goal = {
   on: "ratio" | "value";
   op: ">=" | "<=" | "==";
   target: number;
-  /** where the goal comes from (issue, or "chosen" when no issue gives one) */
+  /** where the goal comes from (a section of docs/, or "chosen" when none gives a number) */
   source: string;
 };
 

@@ -1,5 +1,5 @@
 /**
- * Issue 3's and issue 9 #6's resume figure: a client attaches, records its resume point
+ * The resume figure (docs/design.md § Performance): a client attaches, records its resume point
  * (generation, offset) and disconnects; the program then prints exactly 1 MiB; the client
  * reconnects with `?generation=&offset=`. It must get `append` and exactly the missing bytes
  * (payload / missing = 1.00, compared byte for byte with a client that stayed connected),
@@ -132,7 +132,7 @@ export async function benchResumeCost(ctx: BenchContext): Promise<BenchResult> {
         value: results.reduce((sum, r) => sum + r.payloadBytes, 0),
         baseline: results.reduce((sum, r) => sum + r.missingBytes, 0),
         baselineLabel: "missing",
-        goal: { on: "ratio", op: "==", target: 1, source: "issues 3 and 9" },
+        goal: { on: "ratio", op: "==", target: 1, source: "docs/design.md § Performance" },
         valid: exact,
         detail,
       }),

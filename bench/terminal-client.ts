@@ -35,7 +35,7 @@ export type ConnectOptions = {
   /** resume point */
   generation?: string;
   offset?: number;
-  /** `?compress=1` and a permessage-deflate offer (issue 5) */
+  /** `?compress=1` and a permessage-deflate offer (docs/protocol.md § Compression) */
   compress?: boolean;
 };
 

@@ -1,5 +1,6 @@
 /**
- * Issue 3's and issue 9 #1's throughput figure: `cat` of the corpus through the server (its own
+ * The WebSocket throughput figure (docs/design.md § Performance):
+ * `cat` of the corpus through the server (its own
  * process) to one WebSocket client, as a ratio to reading the same PTY directly in this process
  * with node-pty. Both arms run the same program and stop the clock on the same event, the last
  * byte of an end marker (see cat-stream.ts); the exit delay is reported beside it. The WebSocket
@@ -67,7 +68,7 @@ export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult>
         baseline: median(directRuns.map((r) => r.mbps)),
         ratio: pairedRatio(serverRuns.map((r) => r.mbps), directRuns.map((r) => r.mbps)),
         baselineLabel: "PTY direct",
-        goal: { on: "ratio", op: ">=", target: 0.9, source: "issues 3 and 9 (ttyd: 0.70)" },
+        goal: { on: "ratio", op: ">=", target: 0.9, source: "docs/design.md § Performance (ttyd: 0.70)" },
         valid: webSocket.complete,
         detail: {
           corpusBytes: corpus.bytes,

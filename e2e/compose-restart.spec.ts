@@ -1,7 +1,7 @@
 /**
  * Server restarted while a draft was `received`. Sessions live as long as the server process
- * (DESIGN.md): after a restart the session is gone ("This session no longer exists"), so there
- * is no later generation of it to deliver to. What the user must see: the draft the old run had
+ * (docs/design.md § What survives a restart): after a restart the session is gone ("This session
+ * no longer exists"), so there is no later generation of it to deliver to. What the user must see: the draft the old run had
  * received is never sent again (not on reconnect, not after a reload), and no draft is left
  * waiting forever — the received one may have been written before the end, so it says so
  * (`missing`, "unknown"), one that was never sent is `failed: generation`; neither offers a
@@ -17,7 +17,7 @@ import { createNodeSession, logIn, openTerminal, recordTerminalFrames, waitForPh
 
 /** Raw mode and never a read: whatever is written to it stays in the PTY. */
 const HOLDER = `process.stdin.setRawMode(true); process.stdout.write("holding\\r\\n"); setInterval(() => {}, 1 << 30);`;
-/** Far more than a PTY buffers (a few KiB to 64 KiB), inside the spec's 256 KiB body limit. */
+/** Far more than a PTY buffers (a few KiB to 64 KiB), inside the 256 KiB body limit (docs/protocol.md § Limits). */
 const HELD_BODY_BYTES = 200 * 1024;
 /** Client frame 0x03: a submission. */
 const SUBMIT_FRAME = 0x03;

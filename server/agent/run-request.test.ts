@@ -13,12 +13,12 @@ function refusal(body: unknown): ApiError {
 }
 
 describe("parseRunRequest", () => {
-  it("has the spec's defaults: timeout 300000 ms, strip_ansi true, pane auto, no cwd or env", () => {
+  it("has the documented defaults: timeout 300000 ms, strip_ansi true, pane auto, no cwd or env", () => {
     expect(DEFAULT_RUN_TIMEOUT_MS).toBe(300_000);
     expect(parseRunRequest({ command: "ls -la" })).toEqual({ request: { command: "ls -la", timeoutMs: 300_000, stripAnsi: true }, paneId: undefined });
   });
 
-  it("takes every field of the spec's request", () => {
+  it("takes every field of the documented request", () => {
     const parsed = parseRunRequest({ command: "ls", cwd: "/tmp", env: { KEY: "val" }, timeout: 30_000, pane_id: "abc12345", strip_ansi: false });
     expect(parsed).toEqual({ request: { command: "ls", cwd: "/tmp", env: { KEY: "val" }, timeoutMs: 30_000, stripAnsi: false }, paneId: "abc12345" });
   });

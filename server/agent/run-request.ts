@@ -2,9 +2,9 @@ import { expectObject, optionalBoolean, optionalInt, optionalString, optionalStr
 import { invalid } from "../http/errors.ts";
 import type { RunRequest } from "./session-runner.ts";
 
-/** A run waits this long unless it asks otherwise (the spec's default). */
+/** A run waits this long unless it asks otherwise (docs/agent-api.md § POST /api/agent/run). */
 export const DEFAULT_RUN_TIMEOUT_MS = 300_000;
-/** Longest timeout a run may ask for (the spec's maximum). */
+/** Longest timeout a run may ask for (docs/agent-api.md § POST /api/agent/run). */
 export const MAX_RUN_TIMEOUT_MS = 3_600_000;
 /** Longest command: a long script fits, and it stays far below the body limit. */
 export const MAX_COMMAND_CHARS = 256 * 1024;

@@ -1,6 +1,6 @@
-/** Concurrent runs one token may have (the spec's limit; queued runs count, they hold their caller). */
+/** Concurrent runs one token may have (docs/agent-api.md § Concurrency; queued runs count, they hold their caller). */
 export const MAX_RUNS_PER_TOKEN = 10;
-/** What a refused run is told to wait before trying again (the spec's `Retry-After: 5`). */
+/** What a refused run is told to wait before trying again (`Retry-After: 5`, docs/agent-api.md § Concurrency). */
 export const RUN_RETRY_AFTER_S = 5;
 
 /**

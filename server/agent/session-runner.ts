@@ -66,7 +66,7 @@ export class SessionRunner {
     ];
   }
 
-  /** Queue a run; settles with its result (also on timeout, HTTP 200 like the spec), or rejects when the session goes away. */
+  /** Queue a run; settles with its result (also on timeout, HTTP 200: docs/agent-api.md § POST /api/agent/run), or rejects when the session goes away. */
   run(request: RunRequest, signal?: AbortSignal): Promise<AgentRunResult> {
     if (this.session.status !== "running") return Promise.reject(new ApiError(ErrorCode.NOT_FOUND, `session ${this.session.id} has exited`));
     return new Promise((resolve, reject) => {

@@ -11,7 +11,7 @@ import { digestsEqual, sha256Hex } from "../http/credentials.ts";
 import { Emitter } from "../session/emitter.ts";
 import { JsonFile } from "../store/json-file.ts";
 
-/** `dnt_` and 32 random bytes in hex, as the spec defines. */
+/** `dnt_` and 32 random bytes in hex, as docs/agent-api.md § Tokens and capabilities defines. */
 export const AGENT_TOKEN_PATTERN = /^dnt_[0-9a-f]{64}$/;
 /** Longest token name: a label in a list. */
 export const MAX_TOKEN_NAME_CHARS = 100;

@@ -16,7 +16,7 @@ import { CliError, type ClientOptions } from "./client-options.ts";
 /** A local server answers in milliseconds; this only catches a server that accepted and hung. */
 export const REQUEST_TIMEOUT_MS = 15_000;
 
-/** `POST /api/sessions` for a hybrid session (HYBRID.md): the agent instead of a command. */
+/** `POST /api/sessions` for a hybrid session (docs/hybrid.md § Creating one): the agent instead of a command. */
 export type CreateHybridSessionRequest = Omit<CreateSessionRequest, "command"> & {
   hybrid: { agent: string; conversationId?: string; end?: HybridEnd };
 };
@@ -58,7 +58,7 @@ export class WebmuxApi {
     return this.json<CreateTokenResponse>("POST", "/api/tokens", request);
   }
 
-  /** The spec does not fix the list's envelope: accept `{tokens: [...]}` or a bare array. */
+  /** The list's envelope is not fixed by docs/agent-api.md: accept `{tokens: [...]}` or a bare array. */
   async listTokens(): Promise<TokenInfo[]> {
     const body = await this.json<unknown>("GET", "/api/tokens");
     const list = Array.isArray(body) ? body : (body as { tokens?: unknown } | null)?.tokens;

@@ -59,7 +59,7 @@ export async function attachCommand(argv: string[]): Promise<number> {
   const info = await api.getSession(id);
   const take = parsed.flags.get("take") === true;
   if (take && info.hybrid?.end === "chat") {
-    // Taking a hybrid session is taking its conversation: bring it to its terminal end (an explicit move, HYBRID.md).
+    // Taking a hybrid session is taking its conversation: bring it to its terminal end (an explicit move, docs/hybrid.md § Moving).
     const moved = await moveConversation(api, options, id, "terminal", false, (line) => process.stderr.write(`webmux attach: ${line}\n`));
     if (!moved.moved) return moved.exitCode;
   }

@@ -1,5 +1,6 @@
 /**
- * The native client's half of colour-scheme reports (spec, mode 2031): ask the local terminal for
+ * The native client's half of colour-scheme reports (docs/protocol.md § Colour-scheme reports
+ * (mode 2031)): ask the local terminal for
  * its background with OSC 11 and judge it dark or light by luminance.
  */
 

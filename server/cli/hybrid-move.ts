@@ -1,5 +1,5 @@
 /**
- * Moving a hybrid session's conversation between its ends (HYBRID.md "Moves") for `webmux move` and
+ * Moving a hybrid session's conversation between its ends (docs/hybrid.md § Moving) for `webmux move` and
  * `webmux attach --take`: the move route, and what to tell the user when it did not happen.
  */
 import type { HybridEnd, SessionInfo } from "../contract/types.ts";

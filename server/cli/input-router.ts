@@ -3,8 +3,8 @@
  * terminal to device queries (0x06: auto-replies, never take control), answers to the CLI's own
  * queries (handled locally, never sent), and the detach key.
  *
- * The rule that tells a reply from a keystroke (the spec's example: Shift+F3 and a cursor position
- * report are both `ESC [ 1 ; 2 R`):
+ * The rule that tells a reply from a keystroke, whose bytes alike cannot tell (Shift+F3 and a
+ * cursor position report are both `ESC [ 1 ; 2 R`; docs/design.md § Device queries and auto-replies):
  *  1. Only a complete escape sequence of a reply's shape can be a reply: `CSI … R` (CPR),
  *     `CSI ? … c` / `CSI > … c` (DA), `CSI … $ y` (DECRQM), `CSI 0 n`, `CSI ? … n` (incl.
  *     `CSI ? 997 ; n n`), `CSI ? … u`, `CSI <digits> t`, any `OSC N ; …`, `DCS !|`, `DCS >|`,
@@ -23,7 +23,8 @@ import type { DetachKey } from "./detach-key.ts";
 /** A terminal answers a query within milliseconds locally and well within this over a slow SSH link. */
 export const REPLY_WINDOW_MS = 2_000;
 /**
- * The CLI's own queries wait longer: their answers must never reach the program (spec), and each
+ * The CLI's own queries wait longer: their answers must never reach the program (docs/design.md
+ * § Device queries and auto-replies), and each
  * is followed by a DA1 sentinel whose answer settles it (dropLocal) however slow the link is.
  */
 export const LOCAL_REPLY_WINDOW_MS = 60_000;

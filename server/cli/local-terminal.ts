@@ -31,7 +31,8 @@ export function restoreSequence(modes: TerminalModes, keyboard: Pick<QueryScanne
   out += "\x1b[?7h\x1b[?25h"; // autowrap on, cursor visible
   out += "\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l"; // mouse off
   out += "\x1b[?1004l\x1b[?2004l"; // focus events, bracketed paste
-  out += "\x1b[?2031l"; // the spec: detaching turns the local terminal's colour-scheme reports off
+  // detaching turns the local terminal's colour-scheme reports off (docs/protocol.md § Colour-scheme reports (mode 2031))
+  out += "\x1b[?2031l";
   if (keyboard.kittyPushes > 0) out += `\x1b[<${keyboard.kittyPushes}u`;
   if (keyboard.modifyOtherKeys > 0) out += "\x1b[>4m";
   return out;

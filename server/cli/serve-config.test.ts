@@ -3,7 +3,7 @@ import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "..
 import { usage, UsageError } from "./args.ts";
 import { parseServeConfig, SERVE_FLAGS } from "./serve-config.ts";
 
-describe("DESIGN.md's serve flags", () => {
+describe("the serve flags (README's table)", () => {
   // flag, its variable, a value, and what the config then holds
   const flags: [flag: string, variable: string, value: string, expected: Record<string, unknown>][] = [
     ["--host", "WEBMUX_HOST", "0.0.0.0", { host: "0.0.0.0" }],

@@ -1,4 +1,4 @@
-/** `webmux token create|list|revoke`: Agent API tokens (spec/agent-api.zh.md, /api/tokens). */
+/** `webmux token create|list|revoke`: Agent API tokens (docs/agent-api.md § Tokens and capabilities, /api/tokens). */
 import { CAPABILITIES, type Capability, type TokenInfo } from "../contract/types.ts";
 import { WebmuxApi } from "./api-client.ts";
 import { parseArgs, UsageError, type FlagSpec } from "./args.ts";
@@ -105,7 +105,7 @@ async function revokeTokens(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** `created_at` and friends: the spec's Agent API uses seconds or ms; values below 1e12 are seconds. */
+/** `created_at` and friends: the Agent API (docs/agent-api.md) uses seconds or ms; values below 1e12 are seconds. */
 function toMs(t: number): number {
   return t < 1e12 ? t * 1000 : t;
 }

@@ -1,5 +1,6 @@
 /**
- * The chat end of a hybrid session, `/ws/s/{id}/chat` (HYBRID.md): JSON text frames, their types,
+ * The chat end of a hybrid session, `/ws/s/{id}/chat` (docs/hybrid.md § `/ws/s/{id}/chat`): JSON
+ * text frames, their types,
  * strict readers and the encoder/decoder pair, so no other module hand-builds them.
  * Pure: no node:, Bun or DOM.
  *

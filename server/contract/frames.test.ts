@@ -62,7 +62,7 @@ function expectInvalid(result: unknown, reason: FrameError["reason"], id?: strin
 }
 
 describe("opcodes", () => {
-  it("match the spec's tables", () => {
+  it("match docs/protocol.md's frame tables", () => {
     expect(ServerFrame).toEqual({ OUTPUT: 0, SNAPSHOT: 1, STATUS: 2, EXIT: 3, POSITION: 4, SUBMIT_STATUS: 5, CONTROL: 6 });
     expect(ClientFrame).toEqual({ INPUT: 0, RESIZE: 1, RESYNC: 2, SUBMIT: 3, QUERY_SUBMISSIONS: 4, TAKE_CONTROL: 5, AUTO_REPLY: 6, REPLAY_PARSED: 7 });
   });

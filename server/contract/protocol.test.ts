@@ -14,7 +14,7 @@ import { encodeUtf8 } from "./utf8.ts";
 import { toHex } from "./test-hex.ts";
 
 describe("close codes", () => {
-  it("match the spec's table", () => {
+  it("match docs/protocol.md § Close codes", () => {
     expect(CloseCode).toEqual({ INTERNAL: 1011, NOT_FOUND: 4404, TOO_SLOW: 4408, MOVED: 4409, EXITED: 4410 });
   });
 });

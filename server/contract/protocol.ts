@@ -1,6 +1,6 @@
 /**
  * Close codes, limits, identifier patterns and small validators of the WebSocket
- * protocol (shared/spec/terminal-protocol.zh.md). Pure: no node:, Bun or DOM.
+ * protocol (docs/protocol.md). Pure: no node:, Bun or DOM.
  */
 
 /** WebSocket close codes of /ws/s/{id} and /ws/sessions. */
@@ -20,21 +20,21 @@ export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
 
 // ---- limits ----
 
-/** The spec caps one 0x04 query at 64 submission IDs. */
+/** One 0x04 query names at most 64 submission IDs (docs/protocol.md § Submissions). */
 export const MAX_QUERY_IDS = 64;
-/** The spec keeps the most recent 256 submission records per session. */
+/** The most recent 256 submission records are kept per session (docs/protocol.md § Submissions). */
 export const SUBMISSION_LOG_SIZE = 256;
-/** The spec keeps submission records for 30 minutes. */
+/** Submission records are kept for 30 minutes (docs/protocol.md § Submissions). */
 export const SUBMISSION_TTL_MS = 30 * 60 * 1000;
-/** SessionInfo.preview holds at most this many non-empty screen lines (DESIGN.md). */
+/** SessionInfo.preview holds at most this many non-empty screen lines (docs/protocol.md § HTTP API, SessionInfo). */
 export const PREVIEW_LINES = 3;
-/** The spec leaves messages under 128 bytes uncompressed: deflate would only grow them. */
+/** Messages under 128 bytes stay uncompressed, deflate would only grow them (docs/protocol.md § Compression). */
 export const COMPRESSION_THRESHOLD_BYTES = 128;
 /** /ws/sessions sends `updated` at most once per 500 ms per session. */
 export const SESSION_LIST_UPDATE_MS = 500;
 /** …and at most once per 2 s when only the preview changed. */
 export const SESSION_LIST_PREVIEW_MS = 2000;
-/** The spec cuts device labels to 40 characters (code points). */
+/** Device labels are cut to 40 characters, code points (docs/protocol.md § Limits). */
 export const MAX_LABEL_CHARS = 40;
 /**
  * Largest client frame the server reads: covers any paste xterm delivers as one

@@ -27,7 +27,7 @@ describe("StreamTracker", () => {
     expect(new StreamTracker().resumePoint()).toBeNull();
   });
 
-  it("maps close codes to what the spec asks of a client", () => {
+  it("maps close codes to what docs/protocol.md § Close codes asks of a client", () => {
     expect(StreamTracker.planReconnect(CloseCode.TOO_SLOW)).toEqual({ action: "now" });
     expect(StreamTracker.planReconnect(1006)).toEqual({ action: "backoff" });
     expect(StreamTracker.planReconnect(1001)).toEqual({ action: "backoff" });

@@ -22,8 +22,9 @@ export const RECONNECT_MAX_MS = 10_000;
 export type ResumePoint = { generation: string; offset: number };
 
 /**
- * Tracks (generation, offset) by the spec's rule: after a position frame, every 0x00 byte adds to
- * the offset; a reset snapshot puts it at `end`, an append continues from `start`.
+ * Tracks (generation, offset) by the rule of docs/protocol.md § Resume: append, reset, truncated.
+ * After a position frame, every 0x00 byte adds to the offset; a reset snapshot puts it at `end`,
+ * an append continues from `start`.
  */
 export class StreamTracker {
   generation: string | null = null;

@@ -1,7 +1,7 @@
 /**
  * Every JSON payload that crosses the wire, shared by server, client and CLI.
  * Pure types and constants: no node:, Bun or DOM imports.
- * Source of truth: shared/spec/terminal-protocol.zh.md, shared/spec/agent-api.zh.md, DESIGN.md.
+ * Described in docs/protocol.md, docs/agent-api.md and docs/hybrid.md.
  */
 
 export type SessionStatus = "running" | "exited";
@@ -43,7 +43,7 @@ export type SessionInfo = {
   attention: boolean;
   /** last ≤ 3 non-empty screen lines, plain text */
   preview: string[];
-  /** present only for hybrid sessions (HYBRID.md) */
+  /** present only for hybrid sessions (docs/hybrid.md) */
   hybrid?: HybridInfo | null;
 };
 

@@ -21,7 +21,7 @@ import type { RouteContext } from "./app.ts";
 
 /** Titles are for a list: longer ones are refused rather than cut silently. */
 export const MAX_TITLE_CHARS = 200;
-/** The fields of a create body (DESIGN.md's table, plus HYBRID.md's `hybrid`). */
+/** The fields of a create body (docs/protocol.md § HTTP API, plus `hybrid` from docs/hybrid.md § Creating one). */
 const CREATE_FIELDS = ["command", "cwd", "env", "cols", "rows", "title", "hybrid"] as const;
 /** The one field of a rename body. */
 const RENAME_FIELDS = ["title"] as const;
@@ -46,12 +46,12 @@ function requireGlobal(ctx: RouteContext): void {
 }
 
 /**
- * Creates a hybrid session (HYBRID.md) from the create body's `hybrid` field, which it validates;
+ * Creates a hybrid session (docs/hybrid.md § Creating one) from the create body's `hybrid` field, which it validates;
  * throws InvalidSessionRequest for a request it cannot serve.
  */
 export type HybridSessionCreator = (hybrid: unknown, request: Omit<CreateSessionOptions, "command" | "hybrid">) => Promise<Session>;
 
-/** The session and settings routes of DESIGN.md's HTTP table. */
+/** The session and settings routes of docs/protocol.md § HTTP API. */
 export function registerSessionRoutes(app: App, registry: SessionRegistry, settings: SettingsStore, createHybrid?: HybridSessionCreator): void {
   app.route("GET", "/api/sessions", (ctx): SessionListResponse => {
     requireRead(ctx);

@@ -10,8 +10,8 @@ type SendOptions = { mask?: boolean; binary?: boolean; compress?: boolean; fin?:
 type SendCallback = (err?: Error) => void;
 
 /**
- * ws applies perMessageDeflate's `threshold` only without context takeover; the spec leaves every
- * message under 128 bytes uncompressed, so each send says so unless the caller decided itself.
+ * ws applies perMessageDeflate's `threshold` only without context takeover; docs/protocol.md § Compression
+ * leaves every message under 128 bytes uncompressed, so each send says so unless the caller decided itself.
  */
 class ThresholdWebSocket extends WebSocket {
   override send(data: unknown, options?: SendOptions | SendCallback, cb?: SendCallback): void {

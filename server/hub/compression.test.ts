@@ -12,7 +12,7 @@ import { WebSocketAcceptor } from "./accept.ts";
 import { TextBroadcast } from "./text-broadcast.ts";
 
 /**
- * Every WebSocket path of the spec and the Agent API, `{id}` standing for a running session.
+ * Every WebSocket path of docs/protocol.md and docs/agent-api.md, `{id}` standing for a running session.
  * (/ws/s/{id} has its own compressed-resume test, the chat socket its compressed snapshot.)
  */
 const ALL_PATHS = ["/ws/sessions", "/ws/settings", "/ws/s/{id}", "/ws/s/{id}/chat", "/ws/agent"];

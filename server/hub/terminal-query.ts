@@ -3,7 +3,7 @@ import { isValidClientId, isValidGeneration, parseOffset, REPLAY_ACK_PARAM, sani
 import type { Principal } from "../http/credentials.ts";
 import type { ControllerLease } from "../session/controller-lease.ts";
 
-/** The query of /ws/s/{id}, validated as the spec says: a malformed parameter is ignored. */
+/** The query of /ws/s/{id}, validated as docs/protocol.md § Query parameters says: a malformed parameter is ignored. */
 export type TerminalQuery = {
   clientId: string;
   /** true when the client sent no valid ID and the server made one up */
@@ -11,7 +11,7 @@ export type TerminalQuery = {
   label: string;
   /** the resume point, only when both halves are valid */
   resume: { generation: string; offset: number } | null;
-  /** `history=0`: the spec's literal modes-only snapshot after truncation */
+  /** `history=0`: the literal modes-only snapshot after truncation (docs/protocol.md § Resume: append, reset, truncated) */
   history: boolean;
   /** `replayAck=1`: the client sends 0x07 once it has parsed each replay */
   replayAck: boolean;

@@ -191,8 +191,9 @@ export class TerminalStream {
   }
 
   /**
-   * The replay, in the order DESIGN.md fixes: control, position, snapshot or [offset, end), status,
-   * held submission statuses, then exit (close 4410) for an exited program.
+   * The replay, in the order docs/protocol.md § Attach and replay order fixes: control, position,
+   * snapshot or [offset, end), status, held submission statuses, then exit (close 4410) for an
+   * exited program.
    */
   private replay(conn: TerminalConnection, options: AttachOptions, isResync: boolean): void {
     const { session } = this;

@@ -83,8 +83,9 @@ export class TextBroadcast {
 }
 
 /**
- * A text message, compressed (when the socket negotiated permessage-deflate) only from the spec's
- * threshold on: ws applies its own `threshold` solely without context takeover, so it is set per message.
+ * A text message, compressed (when the socket negotiated permessage-deflate) only from the
+ * threshold of docs/protocol.md § Compression on: ws applies its own `threshold` solely without
+ * context takeover, so it is set per message.
  */
 function sendOptions(bytes: Buffer): { binary: false; compress: boolean } {
   return { binary: false, compress: bytes.length >= COMPRESSION_THRESHOLD_BYTES };

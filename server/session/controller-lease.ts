@@ -25,7 +25,7 @@ export const MAX_CLIENT_OWNERS = 1024;
 const NONE: LeaseEffect = Object.freeze({ broadcast: false, solo: null }) as LeaseEffect;
 
 /**
- * Who controls a session, by the spec's rules (控制端):
+ * Who controls a session, by docs/protocol.md § Controller rules:
  * - with no controller, the first client to attach becomes it; the same client reconnecting keeps it;
  * - the controller client's most recently attached connection is its only effective one (duplicated
  *   tabs may share a client ID); when it leaves, another connection of that client that may control

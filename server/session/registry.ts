@@ -30,7 +30,7 @@ export type CreateSessionOptions = {
   rows?: number;
   title?: string;
   /**
-   * A hybrid session (HYBRID.md): the agent side that `info()` shows. Its program is not started
+   * A hybrid session (docs/hybrid.md): the agent side that `info()` shows. Its program is not started
    * here; the hybrid layer starts each terminal run itself, with that run's command.
    */
   hybrid?: () => HybridInfo;

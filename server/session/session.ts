@@ -25,7 +25,7 @@ export type SessionOptions = {
   spawnPty: SpawnPty;
   /** A fresh generation id for each run, unique across server runs. */
   nextGeneration: () => string;
-  /** A hybrid session's agent side (HYBRID.md), part of `info()`; absent for plain sessions. */
+  /** A hybrid session's agent side (docs/hybrid.md), part of `info()`; absent for plain sessions. */
   hybrid?: () => HybridInfo;
 };
 
@@ -59,7 +59,7 @@ export class Session {
   readonly ring: RingBuffer;
   readonly screen: HeadlessScreen;
   scanner = new TerminalScanner();
-  /** who controls the session (spec 控制端); connections come and go through the hub */
+  /** who controls the session (docs/protocol.md § Controller rules); connections come and go through the hub */
   readonly lease = new ControllerLease();
   /** submissions of this session, kept across restarts so a repeated ID is never written again */
   readonly submissions = new SubmissionLog();

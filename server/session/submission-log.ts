@@ -36,7 +36,7 @@ export type SubmissionTarget = {
 export type SubmitOutcome = { now: StatusDelivery[]; settled: Promise<StatusDelivery[]> | null };
 
 /**
- * The spec's submissions (提交): each ID is written at most once per server run, its state kept for
+ * Submissions (docs/protocol.md § Submissions): each ID is written at most once per server run, its state kept for
  * the most recent 256 records and 30 minutes, reported to the submitting client's connections and
  * to other clients that asked about it while it was in flight.
  */

@@ -91,7 +91,10 @@ export function watchDrafts(listener: (sessionId: string) => void): () => void {
   };
 }
 
-/** 21 random URL-safe characters: far inside the spec's 8–64 and never repeated in practice. */
+/**
+ * 21 random URL-safe characters: far inside the 8–64 an ID may have (docs/protocol.md § Submissions)
+ * and never repeated in practice.
+ */
 export function newSubmissionId(): string {
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
   const bytes = crypto.getRandomValues(new Uint8Array(21));

@@ -1,5 +1,5 @@
 /**
- * Sends one session's drafts, in order, each at most once. The rules (issue 10, DESIGN.md):
+ * Sends one session's drafts, in order, each at most once. The rules (docs/design.md § Submissions):
  * - a draft is in IndexedDB (`queued`, then `sending`) before it goes out;
  * - once live, every draft sent but not settled is queried; only those the server answers
  *   `missing` for, whose generation is current and whose record cannot have expired, are resent

@@ -1,6 +1,6 @@
 /**
- * The local copy of each session's terminal (DESIGN.md decision): where it stands in the stream
- * (generation, offset) and its screen serialized by @xterm/addon-serialize, so a reload or a
+ * The local copy of each session's terminal (docs/design.md § Decisions beyond the original
+ * specification): where it stands in the stream (generation, offset) and its screen serialized by @xterm/addon-serialize, so a reload or a
  * reopened app paints the screen at once and resumes with `append`.
  *
  * Its own IndexedDB database: idb-keyval creates one object store per database, so other local
