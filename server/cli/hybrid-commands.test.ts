@@ -103,8 +103,8 @@ describe("webmux new --agent / ls", () => {
     const term = await terminal(id);
     await term.waitForText(TUI_PROMPT);
 
-    const parked = await newAgentSession("--end", "chat", "--conversation", "kept-conversation-1");
-    expect(await fx.hybrid(parked)).toMatchObject({ agent: "claude", end: "chat", state: "parked", conversationId: "kept-conversation-1" });
+    const parked = await newAgentSession("--end", "chat", "--conversation", "5f0c2a8e-3b1d-4c7e-9a6f-2d8b1e4c7a90");
+    expect(await fx.hybrid(parked)).toMatchObject({ agent: "claude", end: "chat", state: "parked", conversationId: "5f0c2a8e-3b1d-4c7e-9a6f-2d8b1e4c7a90" });
     const plain = await fx.server.createSession({ command: TEST_SHELL_COMMAND, title: "plain" });
 
     const table = await runCli(["ls"]);

@@ -16,6 +16,16 @@ import { loadSettings } from "./hooks.mjs";
 
 const env = process.env;
 
+/** A line as Claude Code's Ink renderer draws it from `column` (1-based): each word placed with CSI n G. */
+function inkLine(text, column) {
+  let out = "";
+  for (const word of text.split(" ")) {
+    out += `\x1b[${column}G${word}`;
+    column += word.length + 1;
+  }
+  return out;
+}
+
 function fail(message, status) {
   process.stderr.write(`${message}\n`);
   process.exit(status);
@@ -53,7 +63,9 @@ if (options.resume !== undefined) {
     if (options.print) fail(`No conversation found with session ID: ${options.resume}`, 1);
     // The real TUI prints it between its screen setup and teardown sequences (save/restore cursor, charset, SI).
     const teardown = "\x1b[?25h\x1b[?1006l\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b(B\x0f\x1b[>4m\x1b[<u\x1b[?1004l\x1b[?2031l\x1b[?2004l\x1b[?25h\x1b7\x1b[r\x1b8";
-    process.stdout.write(`\x1b7\x1b[r\x1b8\x1b[?25h\x1b[95mNo conversation found with session ID: ${options.resume}\x1b[39m\r\r\n${teardown}\x1b]0;\x07\x1b[?25h`, () => process.exit(1));
+    // Its Ink renderer moves over the blanks between words (CSI n G) instead of printing spaces.
+    const line = inkLine(`No conversation found with session ID: ${options.resume}`, 2);
+    process.stdout.write(`\x1b7\x1b[r\x1b8\x1b[?25h\x1b[95m${line}\x1b[39m\r\r\n${teardown}\x1b]0;\x07\x1b[?25h`, () => process.exit(1));
     await new Promise(() => {});
   }
   conversation.load();
