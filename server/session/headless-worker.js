@@ -17,6 +17,7 @@
 import { parentPort } from "node:worker_threads";
 import xtermHeadless from "@xterm/headless";
 import serializeAddon from "@xterm/addon-serialize";
+import unicode11Addon from "@xterm/addon-unicode11";
 import { styledLine } from "./styled-line.js";
 
 /** @typedef {import("./headless-protocol.ts").ToWorker} ToWorker */
@@ -28,6 +29,7 @@ import { styledLine } from "./styled-line.js";
 // through the default import under Node ESM.
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;
+const { Unicode11Addon } = unicode11Addon;
 
 /** A screen's list entry (its `preview`) should not be recomputed more often than this. */
 const CHANGE_THROTTLE_MS = 250;
@@ -159,6 +161,10 @@ function handle(message) {
     });
     const serializer = new SerializeAddon();
     term.loadAddon(serializer);
+    // The browser's widths (client/src/terminal/xterm-setup.ts): an emoji is two cells in both, so
+    // a snapshot puts everything after it in the same column (docs/design.md § Snapshots).
+    term.loadAddon(new Unicode11Addon());
+    term.unicode.activeVersion = "11";
     // Device queries (DA, DSR, …) produce onData replies here; nobody listens on
     // purpose: the real client answers them.
     /** @type {Screen} */

@@ -12,6 +12,7 @@ import {
   type ServerMessage,
 } from "../contract/frames.ts";
 import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload } from "../contract/types.ts";
+import { browserLikeTerminal } from "./screen-state.ts";
 import { waitFor } from "./wait.ts";
 
 const { Terminal } = xtermHeadless;
@@ -70,7 +71,7 @@ export class TerminalClient {
     const url = `${baseUrl.replace(/^http/, "ws")}/ws/s/${sessionId}?${params}`;
     const headers = { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers };
     this.ws = new WebSocket(url, { headers, perMessageDeflate: params.get("compress") === "1" });
-    this.term = options.screen ? new Terminal({ cols: options.screen.cols, rows: options.screen.rows, allowProposedApi: true, scrollback: 10000 }) : null;
+    this.term = options.screen ? browserLikeTerminal(options.screen.cols, options.screen.rows) : null;
     this.opened = new Promise((resolve, reject) => {
       this.ws.once("open", () => resolve());
       this.ws.once("unexpected-response", (_req, res) => reject(new Error(`handshake answered ${res.statusCode}`)));

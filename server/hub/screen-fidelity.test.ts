@@ -1,0 +1,95 @@
+/**
+ * The differential tests of docs/design.md § Snapshots: a headless client that stayed connected all
+ * along and one that joins later (fresh, or with an old resume point) after the ring wrapped or the
+ * grid was resized must show the same thing, cell by cell (characters, widths, colours, attributes,
+ * cursor, modes and the state only later output reveals), and still after more output.
+ * Real server, real PTYs, real WebSockets.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../session/session.ts";
+import { TerminalClient } from "../testing/terminal-client.ts";
+import { parsed, screenState, stateDifferences } from "../testing/screen-state.ts";
+import { startTestServer, type TestServer } from "../testing/test-server.ts";
+import { waitFor } from "../testing/wait.ts";
+
+/** A small ring, so a few thousand lines of output truncate it. */
+const RING_BYTES = 64 * 1024;
+/** Output that wraps the ring several times over. */
+const FLOOD = "seq 1 40000";
+/** Deadline for anything a busy two-core machine does (program start, a flood, a replay). */
+const SLOW_MS = 60_000;
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ bufferBytes: RING_BYTES });
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const ringHas = (session: Session, text: string) => {
+  const tail = session.ring.slice(Math.max(session.ring.start, session.ring.end - 4096), session.ring.end);
+  return Buffer.from(tail).includes(text);
+};
+
+type Joined = { session: Session; stayed: TerminalClient; clients: TerminalClient[] };
+
+/**
+ * A session running `script` under bash (no echo) whose output starts once `stayed` is
+ * connected; resolves when the output contains `ready`.
+ */
+async function started(script: string, ready: string, size = { cols: 80, rows: 24 }): Promise<Joined> {
+  const info = await server.createSession({
+    command: ["bash", "--norc", "--noprofile", "-c", `stty -echo; IFS= read -r _go; ${script}`],
+    cols: size.cols,
+    rows: size.rows,
+  });
+  const session = server.registry.get(info.id)!;
+  const stayed = await TerminalClient.connect(server.url, info.id, { token: server.token, client: "stayed", screen: size });
+  await stayed.waitForFrames((f) => f.some((x) => x.type === "status"), SLOW_MS);
+  stayed.type("\r");
+  await waitFor(() => ringHas(session, ready), { timeout: SLOW_MS, message: `output ${ready}` });
+  return { session, stayed, clients: [stayed] };
+}
+
+async function join(joined: Joined, options: { resume?: { generation: string; offset: number } } = {}): Promise<TerminalClient> {
+  const client = await TerminalClient.connect(server.url, joined.session.id, { token: server.token, client: `late-${joined.clients.length}`, screen: { cols: 10, rows: 5 }, ...options });
+  joined.clients.push(client);
+  await client.waitForFrames((f) => f.some((x) => x.type === "status"), SLOW_MS);
+  return client;
+}
+
+/** Every client has rendered everything the session has output so far. */
+async function settled(joined: Joined): Promise<void> {
+  await waitFor(() => joined.clients.every((c) => c.offset === joined.session.ring.end), { timeout: SLOW_MS, message: "clients caught up" });
+  for (const c of joined.clients) await parsed(c.term!);
+}
+
+async function expectSameScreens(joined: Joined, what: string): Promise<void> {
+  await settled(joined);
+  const [stayed, ...others] = joined.clients;
+  const expected = screenState(stayed!.term!, { scrollback: 0 });
+  for (const other of others) {
+    const differences = stateDifferences(expected, screenState(other.term!, { scrollback: 0 }));
+    expect(differences, `${what}: ${other === others[0] ? "first" : "another"} late client`).toEqual([]);
+  }
+}
+
+async function closeAll(joined: Joined): Promise<void> {
+  for (const c of joined.clients) await c.close();
+}
+
+describe("a late client sees what a client that stayed sees", { timeout: 4 * SLOW_MS }, () => {
+  it("emoji are two cells wide in the snapshot as in the browser: text after them keeps its column", async () => {
+    const joined = await started(`${FLOOD}; printf '\\360\\237\\230\\200%.0s' 1 2 3 4; printf '\\e[31GMARK\\r\\n'; echo READY; exec cat`, "READY");
+    const late = await join(joined);
+    expect(late.position).toMatchObject({ mode: "reset", truncated: true });
+    await expectSameScreens(joined, "after the reset");
+    const row = (await late.screenLines()).find((line) => line.includes("MARK"))!;
+    const stayedRow = (await joined.stayed.screenLines()).find((line) => line.includes("MARK"))!;
+    expect(row.indexOf("MARK")).toBe(stayedRow.indexOf("MARK"));
+    joined.stayed.type("\u{1F600}\u{1F600}x\r\n");
+    await expectSameScreens(joined, "after more output");
+    await closeAll(joined);
+  });
+});
