@@ -25,6 +25,7 @@ import type { ServerProcess } from "./server-process.ts";
 import { megabytesPerSecond } from "./stats.ts";
 import { FrameCounter } from "./frame-counter.ts";
 import { TerminalClient } from "./terminal-client.ts";
+import { TtydReader, TtydWsClient, type TtydServer } from "./ttyd.ts";
 
 /** Printed after the corpus: no newline (so the PTY adds nothing) and not in any source text. */
 export const END_MARKER = "<<webmux-bench-end>>";
@@ -57,7 +58,7 @@ export type ReaderResult = { bytes: number; ms: number; complete: boolean; frame
 
 export type CatRun = {
   /** who read: node-pty in this process, or the WebSocket client of every reader */
-  reader: CatReaderKind | "node-pty";
+  reader: CatReaderKind | "node-pty" | "ttyd-frame-counter" | "ttyd-ws";
   /** keystroke → last byte at the slowest reader that got everything */
   ms: number;
   mbps: number;
@@ -222,4 +223,40 @@ export async function catThroughServer(server: ServerProcess, corpus: Corpus, op
 export async function keepServerWarm(server: ServerProcess): Promise<() => Promise<void>> {
   const info = await server.createSession({ command: ["sh", "-c", "read line"], cols: BENCH_COLS, rows: BENCH_ROWS });
   return () => server.deleteSession(info.id);
+}
+
+/**
+ * The same `cat` through ttyd (bench/ttyd.ts), which must serve catCommand(corpus): one reader
+ * (ttyd starts the program for it), a minimal one like FrameCounter, or the `ws` library's with
+ * permessage-deflate offered when `compress`. ttyd has no exit frame: exitMs is the second
+ * keystroke → the connection closed.
+ */
+export async function catThroughTtyd(ttyd: TtydServer, corpus: Corpus, options: { compress?: boolean } = {}): Promise<CatRun> {
+  const compress = options.compress === true;
+  const client = compress ? await TtydWsClient.connect(ttyd, true) : await TtydReader.connect(ttyd);
+  try {
+    await client.until(() => client.offset >= READY_MARKER_BYTES, READY_TIMEOUT_MS, "ready marker");
+    const expected = expectedCatBytes(corpus);
+    const before = { bytes: client.outputBytes, frames: client.outputFrames, wire: client.wireBytes };
+    const cpu0 = cpuMs();
+    const start = performance.now();
+    client.send("\r");
+    await client.until(() => client.outputBytes - before.bytes >= expected, RUN_TIMEOUT_MS, "end marker");
+    const readerCpuMs = cpuMs() - cpu0;
+    const bytes = client.outputBytes - before.bytes;
+    const reader: ReaderResult = {
+      bytes,
+      ms: client.lastOutputAt - start,
+      complete: bytes === expected && client.outputTail(END_MARKER.length) === END_MARKER,
+      frames: client.outputFrames - before.frames,
+      wireBytes: client.wireBytes - before.wire,
+      closeCode: null,
+    };
+    const exitStart = performance.now();
+    client.send("\r");
+    await client.until(() => client.closed, EXIT_TIMEOUT_MS, "close after the exit").catch(() => undefined);
+    return summarize(corpus, compress ? "ttyd-ws" : "ttyd-frame-counter", [reader], client.exitAt - exitStart, readerCpuMs);
+  } finally {
+    await client.close();
+  }
 }

@@ -7,19 +7,25 @@
  * part of the `cat`). Both arms must deliver exactly the same payload. The arms alternate. Both
  * read with the `ws` library's client (terminal-client.ts): the minimal FrameCounter the other
  * throughput figures use negotiates no permessage-deflate, and the throughput figure compares
- * the two arms like with like.
+ * the two arms like with like. A third arm is ttyd with its own compression (its libwebsockets
+ * accepts the permessage-deflate offer; bench/ttyd.ts), read by the same `ws` client, for the
+ * deflate throughput against ttyd. Every round runs every arm once, in an order rotated round by
+ * round; ratios are medians of the rounds' ratios.
  */
-import { catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
+import { catCommand, catThroughServer, catThroughTtyd, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus } from "./corpus.ts";
 import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess } from "./server-process.ts";
-import { median, MIB, round } from "./stats.ts";
+import { median, MIB, pairedRatio, round } from "./stats.ts";
+import { startTtyd, type TtydServer } from "./ttyd.ts";
+import { rotated } from "./ws-throughput.ts";
 
-/** The issue's file size. */
+/** A source file's size: big enough to be a stream, small enough for five rounds of three arms. */
 const SOURCE_BYTES = 10 * MIB;
-/** Runs per arm: byte counts barely vary, three show that they do not. */
-const RUNS = 3;
+/** Rounds: byte counts barely vary, but the deflate throughput against ttyd needs a median of five. */
+const RUNS = 5;
+const QUICK_RUNS = 3;
 
 function detail(runs: readonly CatRun[]) {
   const reader = (r: CatRun) => r.readers[0]!;
@@ -39,26 +45,40 @@ export async function benchCompression(ctx: BenchContext): Promise<BenchResult> 
   if (missing) return { skipped: missing };
   const corpus = await ensureCorpus(SOURCE_BYTES);
   const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
+  let ttyd: TtydServer | null = null;
   try {
     const unavailable = await hubUnavailable(server);
     if (unavailable) return { skipped: unavailable };
+    const started = await startTtyd(catCommand(corpus));
+    if (typeof started === "string") ctx.log(`compression: ttyd arm skipped: ${started}`);
+    else ttyd = started;
+    const rounds = ctx.quick ? QUICK_RUNS : RUNS;
     const cool = await keepServerWarm(server);
-    const plain: CatRun[] = [];
-    const compressed: CatRun[] = [];
+    const arms = new Map<string, { run: () => Promise<CatRun>; runs: CatRun[] }>([
+      ["plain", { run: () => catThroughServer(server, corpus, { reader: "ws" }), runs: [] }],
+      ["compressed", { run: () => catThroughServer(server, corpus, { compress: true, reader: "ws" }), runs: [] }],
+    ]);
+    if (ttyd) arms.set("ttyd", { run: () => catThroughTtyd(ttyd!, corpus, { compress: true }), runs: [] });
     try {
-      for (let i = 0; i < RUNS; i++) {
-        plain.push(await catThroughServer(server, corpus, { reader: "ws" }));
-        compressed.push(await catThroughServer(server, corpus, { compress: true, reader: "ws" }));
-        ctx.log(
-          `compression ${i + 1}/${RUNS}: plain ${plain[i]!.readers[0]!.wireBytes} B, compress=1 ${compressed[i]!.readers[0]!.wireBytes} B on the wire`,
-        );
+      for (let i = 0; i < rounds; i++) {
+        for (const name of rotated([...arms.keys()], i)) {
+          const arm = arms.get(name)!;
+          arm.runs.push(await arm.run());
+        }
+        const run = (name: string) => arms.get(name)?.runs[i];
+        const describe = (r: CatRun | undefined) => (r ? `${r.readers[0]!.wireBytes} B, ${r.mbps.toFixed(1)} MB/s` : "—");
+        ctx.log(`compression ${i + 1}/${rounds}: plain ${describe(run("plain"))}; compress=1 ${describe(run("compressed"))}; ttyd deflate ${describe(run("ttyd"))}`);
       }
     } finally {
       await cool();
     }
+    const plain = arms.get("plain")!.runs;
+    const compressed = arms.get("compressed")!.runs;
+    const ttydRuns = arms.get("ttyd")?.runs ?? null;
     const wire = (runs: CatRun[]) => median(runs.map((r) => r.readers[0]!.wireBytes));
+    const rates = (runs: CatRun[]) => runs.map((r) => r.mbps);
     const valid = plain.every((r) => r.complete) && compressed.every((r) => r.complete);
-    return [
+    const figures = [
       figure({
         id: "compression.wire-bytes",
         label: `cat ${SOURCE_BYTES / MIB} MiB source via /ws/s/{id}: wire bytes with compress=1 vs without`,
@@ -72,19 +92,48 @@ export async function benchCompression(ctx: BenchContext): Promise<BenchResult> 
           expectedPtyBytes: corpus.ptyBytes,
           compressed: detail(compressed),
           plain: detail(plain),
+          ttydDeflate: ttydRuns ? detail(ttydRuns) : null,
         },
       }),
       figure({
         id: "compression.throughput",
         label: `cat ${SOURCE_BYTES / MIB} MiB source via /ws/s/{id}: throughput with compress=1 vs without`,
         unit: "MB/s",
-        value: median(compressed.map((r) => r.mbps)),
-        baseline: median(plain.map((r) => r.mbps)),
+        value: median(rates(compressed)),
+        baseline: median(rates(plain)),
+        ratio: pairedRatio(rates(compressed), rates(plain)),
         baselineLabel: "no compress",
         valid,
       }),
     ];
+    if (ttydRuns) {
+      const ttydValid = ttydRuns.every((r) => r.complete);
+      figures.push(
+        figure({
+          id: "compression.throughput.vs-ttyd",
+          label: `cat ${SOURCE_BYTES / MIB} MiB source, deflate: webmux compress=1 vs ttyd's deflate`,
+          unit: "MB/s",
+          value: median(rates(compressed)),
+          baseline: median(rates(ttydRuns)),
+          ratio: pairedRatio(rates(compressed), rates(ttydRuns)),
+          baselineLabel: "ttyd deflate",
+          goal: { on: "ratio", op: ">=", target: 1.2, source: "docs/design.md § Performance" },
+          valid: valid && ttydValid,
+        }),
+        figure({
+          id: "compression.wire-bytes.vs-ttyd",
+          label: `cat ${SOURCE_BYTES / MIB} MiB source, deflate: wire bytes webmux compress=1 vs ttyd's deflate`,
+          unit: "B",
+          value: wire(compressed),
+          baseline: wire(ttydRuns),
+          baselineLabel: "ttyd deflate",
+          valid: valid && ttydValid,
+        }),
+      );
+    }
+    return figures;
   } finally {
+    await ttyd?.stop();
     await server.stop();
   }
 }

@@ -3,6 +3,7 @@
  * one process run, a table on stdout and the same as JSON in bench/results/latest.json.
  * `--cpu-prof DIR` makes every server child write a V8 CPU profile into DIR (the runner itself:
  * `node --cpu-prof bin/run-ts.js bench/run.ts`).
+ * `WEBMUX_BENCH_QUICK=1` is `--quick` (fewer bytes, keys and rounds: for iterating, not for figures).
  * Exits 1 only when a benchmark broke (threw); a missed goal is a FAIL row, not a crash.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -35,6 +36,7 @@ async function runAgentRun(): Promise<BenchResult> {
 const BENCHMARKS: Benchmark[] = [
   { name: "pty-throughput", run: async (ctx) => (await import("./pty-throughput.ts")).benchPtyThroughput(ctx) },
   { name: "idle-memory", run: async (ctx) => (await import("./idle-memory.ts")).benchIdleMemory(ctx) },
+  { name: "memory-return", run: async (ctx) => (await import("./memory-return.ts")).benchMemoryReturn(ctx) },
   { name: "ws-throughput", run: async (ctx) => (await import("./ws-throughput.ts")).benchWsThroughput(ctx) },
   { name: "fan-out", run: async (ctx) => (await import("./fan-out.ts")).benchFanOut(ctx) },
   { name: "echo-latency", run: async (ctx) => (await import("./echo-latency.ts")).benchEchoLatency(ctx) },
@@ -53,7 +55,7 @@ function usage(): never {
 }
 
 function parseArgs(argv: string[]): { quick: boolean; only: Set<string> | null; cpuProfileDir: string | null } {
-  let quick = false;
+  let quick = process.env.WEBMUX_BENCH_QUICK === "1";
   let only: Set<string> | null = null;
   let cpuProfileDir: string | null = null;
   for (let i = 0; i < argv.length; i++) {
