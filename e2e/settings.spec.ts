@@ -65,6 +65,9 @@ test("the Agent API switch follows the server's settings", async ({ page, server
 test("tokens: created with capabilities and expiry, secret shown once, listed, revoked", async ({ page, server }) => {
   await logIn(page.context(), server);
   await page.goto(server.url + "/settings");
+  // Agent tokens act only while the Agent API is on.
+  await page.getByRole("checkbox", { name: "Agent API" }).setChecked(true);
+  await expect.poll(async () => ((await (await server.api("/api/settings")).json()) as { open_api: { enabled: boolean } }).open_api.enabled).toBe(true);
   await page.getByLabel("Token name").fill("phone-agent");
   await page.getByLabel("Expires after").selectOption({ label: "7 days" });
   await page.getByRole("button", { name: "Create token" }).click();

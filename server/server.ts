@@ -9,6 +9,7 @@ import { AgentApi } from "./agent/agent-api.ts";
 import { registerAgentRoutes } from "./agent/agent-routes.ts";
 import { registerAgentSocket } from "./agent/agent-socket.ts";
 import { ShellIntegration } from "./agent/shell-integration.ts";
+import { PrincipalGate } from "./agent/principal-gate.ts";
 import { AgentTokenStore } from "./agent/tokens.ts";
 import { answerClientError, App } from "./http/app.ts";
 import { Authenticator } from "./http/auth.ts";
@@ -123,16 +124,22 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     prepareSpawn: integration.prepareSpawn,
     maxSessions: options.maxSessions,
   });
+  const gate = new PrincipalGate(tokens, settings);
   const auth = new Authenticator({
     globalToken: token,
     resolveAgentToken: (t) => tokens.resolve(t),
     lookupAgentPrincipal: (id) => tokens.lookup(id),
+    denyPrincipal: (principal) => gate.denial(principal),
     trustProxy: options.trustProxy ?? false,
   });
   const httpLimits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.httpLimits };
   const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST), httpLimits);
   const wsLimits = connectionLimits(options);
   const acceptor = new WebSocketAcceptor(undefined, wsLimits);
+  // docs/design.md, Authentication and credentials: a credential that stops holding closes its sockets.
+  acceptor.watchCredentials(gate);
+  const offRevoked = tokens.events.on("revoked", () => acceptor.recheckCredentials());
+  const offSettings = settings.events.on("changed", () => acceptor.recheckCredentials());
   const terminals = new TerminalHub(registry, acceptor);
   const hybrid = new HybridManager({ registry, terminals, dataDir: options.dataDir });
   registerSessionRoutes(app, registry, settings, hybridCreator(hybrid));
@@ -182,6 +189,8 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      offRevoked();
+      offSettings();
       sessionList.close();
       settingsStream.close();
       agentSockets.closeAll();

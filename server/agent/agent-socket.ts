@@ -1,18 +1,20 @@
 /**
  * WS /ws/agent: `run` frames (results matched by `id`), `subscribe`, `ping`/`pong`, and an
  * event pushed for every session. It needs terminal:read and terminal:write, checked at the
- * handshake and again for every frame: a token revoked or expired, or the API switched
- * off, ends what the connection may do at once.
+ * handshake; the acceptor checks the token again for every frame (a token revoked or expired
+ * closes the socket), and switching the API off closes every connection.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { RawData, WebSocket } from "ws";
+import { CloseCode } from "../contract/protocol.ts";
 import { ErrorCode, type AgentEvent, type AgentRequestId, type AgentServerFrame } from "../contract/types.ts";
 import { refuseUpgrade, type App } from "../http/app.ts";
 import { can, type Principal } from "../http/credentials.ts";
 import { ApiError, toApiError } from "../http/errors.ts";
 import type { WebSocketAcceptor } from "../hub/accept.ts";
 import type { AgentApi } from "./agent-api.ts";
+import { AGENT_API_DISABLED } from "./principal-gate.ts";
 import { parseRunRequest } from "./run-request.ts";
 
 /** Bytes queued on a connection beyond which it is closed: a client that does not read its events must not grow the server. */
@@ -20,8 +22,8 @@ export const MAX_AGENT_SOCKET_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** Longest request id echoed back. */
 export const MAX_REQUEST_ID_CHARS = 256;
 
-/** Policy violation: the API was switched off or the token revoked while connected. */
-const CLOSE_POLICY = 1008;
+/** Policy violation: the API was switched off while connected. */
+const CLOSE_POLICY = CloseCode.POLICY;
 /** The client cannot keep up (as on the terminal stream). */
 const CLOSE_TOO_SLOW = 4408;
 
@@ -37,10 +39,7 @@ function requestIdOf(frame: Record<string, unknown>): RequestId {
 export function registerAgentSocket(app: App, api: AgentApi, acceptor: WebSocketAcceptor): { closeAll(): void } {
   const connections = new Set<AgentConnection>();
   const offSettings = api.settings.events.on("changed", (settings) => {
-    if (!settings.open_api.enabled) for (const c of connections) c.close(CLOSE_POLICY, "the Agent API was disabled");
-  });
-  const offRevoked = api.tokens.events.on("revoked", (id) => {
-    for (const c of connections) if (c.principal.id === id) c.close(CLOSE_POLICY, "token revoked");
+    if (!settings.open_api.enabled) for (const c of connections) c.close(CLOSE_POLICY, AGENT_API_DISABLED);
   });
 
   app.websocket("/ws/agent", (req: IncomingMessage, socket: Duplex, head: Buffer, { url, auth }) => {
@@ -48,7 +47,7 @@ export function registerAgentSocket(app: App, api: AgentApi, acceptor: WebSocket
     if (!can(auth.principal, "terminal:read") || !can(auth.principal, "terminal:write")) {
       return refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "/ws/agent needs terminal:read and terminal:write");
     }
-    acceptor.accept(req, socket, head, url, (ws) => {
+    acceptor.accept(req, socket, head, url, auth.principal, (ws) => {
       const connection = new AgentConnection(ws, auth.principal, api);
       connections.add(connection);
       ws.once("close", () => {
@@ -61,7 +60,6 @@ export function registerAgentSocket(app: App, api: AgentApi, acceptor: WebSocket
   return {
     closeAll() {
       offSettings();
-      offRevoked();
       for (const c of connections) c.close(1001, "server shutting down");
     },
   };
@@ -91,11 +89,8 @@ class AgentConnection {
   }
 
   private push(event: AgentEvent): void {
-    if (!this.api.tokens.isLive(this.principal)) {
-      this.close(CLOSE_POLICY, "token expired or revoked");
-      return;
-    }
-    if (this.api.enabled) this.send({ type: "event", event });
+    // The acceptor closes the socket of a token that ran out; until its timer does, it hears nothing.
+    if (this.api.enabled && this.api.tokens.isLive(this.principal)) this.send({ type: "event", event });
   }
 
   private send(frame: AgentServerFrame): void {
@@ -125,10 +120,7 @@ class AgentConnection {
     }
     const message = frame as Record<string, unknown>;
     const id = requestIdOf(message);
-    if (!this.api.tokens.isLive(this.principal)) {
-      this.close(CLOSE_POLICY, "token expired or revoked");
-      return;
-    }
+    // A revoked or expired token's frames never get here: the acceptor checks each one first.
     if (!this.api.enabled) return this.sendError(id, new ApiError(ErrorCode.CAPABILITY_DENIED, "the Agent API is disabled"));
     switch (message.type) {
       case "ping":

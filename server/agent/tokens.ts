@@ -109,6 +109,23 @@ export class AgentTokenStore {
     return principal.kind === "global" || this.lookup(principal.id) !== null;
   }
 
+  /** What became of the token with this id: still usable, deleted (or never issued), or past its expiry. */
+  status(id: string): "live" | "revoked" | "expired" {
+    const found = this.tokens.find((t) => t.id === id);
+    if (!found) return "revoked";
+    return this.expired(found) ? "expired" : "live";
+  }
+
+  /** When the token with this id expires (ms since the epoch), or null for never (or no such token). */
+  expiresAt(id: string): number | null {
+    return this.tokens.find((t) => t.id === id)?.expires_at ?? null;
+  }
+
+  /** The clock expiry is judged by. */
+  time(): number {
+    return this.now();
+  }
+
   /** Write pending `last_used_at` updates now (server shutdown). */
   flush(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);

@@ -15,7 +15,7 @@ import { toHex } from "./test-hex.ts";
 
 describe("close codes", () => {
   it("match docs/protocol.md § Close codes", () => {
-    expect(CloseCode).toEqual({ INTERNAL: 1011, NOT_FOUND: 4404, TOO_SLOW: 4408, MOVED: 4409, EXITED: 4410 });
+    expect(CloseCode).toEqual({ POLICY: 1008, INTERNAL: 1011, NOT_FOUND: 4404, TOO_SLOW: 4408, MOVED: 4409, EXITED: 4410 });
   });
 });
 

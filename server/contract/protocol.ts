@@ -5,6 +5,8 @@
 
 /** WebSocket close codes of /ws/s/{id} and /ws/sessions. */
 export const CloseCode = {
+  /** policy violation: the connection's credential was revoked or expired, or agent tokens were shut out with the Agent API */
+  POLICY: 1008,
   /** an internal message was invalid or could not be encoded; only this connection closes */
   INTERNAL: 1011,
   /** the session does not exist */
@@ -17,6 +19,13 @@ export const CloseCode = {
   EXITED: 4410,
 } as const;
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
+
+/** The reasons of a POLICY (1008) close, on every WebSocket path. */
+export const PolicyCloseReason = {
+  REVOKED: "credential revoked",
+  EXPIRED: "credential expired",
+  AGENT_API_DISABLED: "the Agent API is disabled",
+} as const;
 
 // ---- limits ----
 

@@ -200,6 +200,8 @@ export class App {
       else {
         const auth = this.authenticateOrRefuse(req, res);
         if (!auth) return;
+        const denial = this.auth.denial(auth.principal);
+        if (denial !== null) throw new ApiError(ErrorCode.CAPABILITY_DENIED, denial);
         if (auth.via === "cookie" && !SAFE_METHODS.has(req.method ?? "") && req.headers.origin !== undefined && !this.auth.isSameOrigin(req)) {
           throw new ApiError(ErrorCode.CAPABILITY_DENIED, this.crossOriginMessage(req, "request"));
         }
@@ -323,6 +325,11 @@ export class App {
       this.auth.throttle.succeed(clientAddress(req));
       if (auth.via === "cookie" && !this.auth.isSameOrigin(req)) {
         refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, this.crossOriginMessage(req, "WebSocket"));
+        return;
+      }
+      const denial = this.auth.denial(auth.principal);
+      if (denial !== null) {
+        refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, denial);
         return;
       }
       for (const route of this.upgrades) {

@@ -19,6 +19,8 @@ export type AuthOptions = {
   globalToken: string;
   resolveAgentToken?: AgentTokenResolver;
   lookupAgentPrincipal?: AgentPrincipalLookup;
+  /** Why a valid credential's principal is refused anyway (403), or null (an agent token while the Agent API is off). */
+  denyPrincipal?: (principal: Principal) => string | null;
   /** Believe a reverse proxy's `Forwarded` / `X-Forwarded-Proto` / `X-Forwarded-Host` (`--trust-proxy`). */
   trustProxy?: boolean;
 };
@@ -61,6 +63,11 @@ export class Authenticator {
       }
     }
     return null;
+  }
+
+  /** Why this authenticated principal may not act (answered 403 CAPABILITY_DENIED), or null. */
+  denial(principal: Principal): string | null {
+    return this.options.denyPrincipal?.(principal) ?? null;
   }
 
   /** Whether the request carried any credential at all (a missing one is not a guess). */

@@ -1,19 +1,52 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
-import { COMPRESSION_THRESHOLD_BYTES, MAX_CLIENT_FRAME_BYTES } from "../contract/protocol.ts";
+import { CloseCode, COMPRESSION_THRESHOLD_BYTES, MAX_CLIENT_FRAME_BYTES } from "../contract/protocol.ts";
 import { ErrorCode } from "../contract/types.ts";
 import { refuseUpgrade } from "../http/app.ts";
+import type { Principal } from "../http/credentials.ts";
 import { ConnectionLimiter, connectionAddress, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-limit.ts";
+
+/** Policy violation: the socket's credential was revoked or expired, or its principal shut out. */
+const CLOSE_CREDENTIAL = CloseCode.POLICY;
+/** Longest delay a Node timer takes (about 24.8 days); a later expiry is checked again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** What the acceptor asks about the principal of each open socket (docs/protocol.md, Close codes). */
+export type CredentialCheck = {
+  /** Why the principal's sockets must close now (the 1008 reason), or null while it may go on. */
+  closeReason(principal: Principal): string | null;
+  /** How long until the principal's credential runs out (ms), or null when it never does. */
+  msUntilExpiry(principal: Principal): number | null;
+};
 
 type SendOptions = { mask?: boolean; binary?: boolean; compress?: boolean; fin?: boolean };
 type SendCallback = (err?: Error) => void;
 
 /**
+ * A socket whose client frames reach endpoint code only while its credential holds: each frame is
+ * checked first, so a credential that ran out between two checks is caught at the next frame.
+ */
+class CheckedWebSocket extends WebSocket {
+  credentialRefusal: (() => string | null) | null = null;
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === "message" && this.credentialRefusal) {
+      const reason = this.credentialRefusal();
+      if (reason !== null) {
+        this.close(CLOSE_CREDENTIAL, reason);
+        return false;
+      }
+    }
+    return super.emit(event, ...args);
+  }
+}
+
+/**
  * ws applies perMessageDeflate's `threshold` only without context takeover; docs/protocol.md § Compression
  * leaves every message under 128 bytes uncompressed, so each send says so unless the caller decided itself.
  */
-class ThresholdWebSocket extends WebSocket {
+class ThresholdWebSocket extends CheckedWebSocket {
   override send(data: unknown, options?: SendOptions | SendCallback, cb?: SendCallback): void {
     if (typeof options === "function") {
       cb = options;
@@ -39,12 +72,13 @@ function ignoreProtocolError(): void {}
 export class WebSocketAcceptor {
   private readonly plain: WebSocketServer;
   private readonly deflate: WebSocketServer;
-  private readonly sockets = new Set<WebSocket>();
+  private readonly sockets = new Map<CheckedWebSocket, Principal>();
+  private credentials: CredentialCheck | null = null;
   readonly limiter: ConnectionLimiter;
 
   constructor(maxPayload = MAX_CLIENT_FRAME_BYTES, limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) {
     this.limiter = new ConnectionLimiter(limits);
-    this.plain = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload, clientTracking: false });
+    this.plain = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload, clientTracking: false, WebSocket: CheckedWebSocket });
     this.deflate = new WebSocketServer({
       noServer: true,
       maxPayload,
@@ -59,8 +93,26 @@ export class WebSocketAcceptor {
     });
   }
 
-  /** Upgrade the request, or refuse it with 429 past a connection limit; the callback gets an open socket. */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, onSocket: (ws: WebSocket) => void): void {
+  /**
+   * Watch every open socket's principal from now on: a socket whose principal may no longer act
+   * is closed with 1008 when `recheckCredentials` is called, when its credential expires, and at
+   * its next client frame.
+   */
+  watchCredentials(check: CredentialCheck): void {
+    this.credentials = check;
+  }
+
+  /** Close every socket whose principal may no longer act (a token revoked, the Agent API switched off). */
+  recheckCredentials(): void {
+    if (!this.credentials) return;
+    for (const [ws, principal] of this.sockets) {
+      const reason = this.credentials.closeReason(principal);
+      if (reason !== null) ws.close(CLOSE_CREDENTIAL, reason);
+    }
+  }
+
+  /** Upgrade the request, or refuse it with 429 past a connection limit; the callback gets an open socket of `principal`. */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, principal: Principal, onSocket: (ws: WebSocket) => void): void {
     const address = connectionAddress(req.socket.remoteAddress);
     const refusal = this.limiter.refusal(address);
     if (refusal !== null) {
@@ -75,14 +127,39 @@ export class WebSocketAcceptor {
       // UTF-8) is emitted as `error`, which throws out of the process without a listener. ws
       // itself then closes the socket with the matching code (1002, 1007, 1009).
       ws.on("error", ignoreProtocolError);
+      const checked = ws as CheckedWebSocket;
       const release = this.limiter.take(address);
-      this.sockets.add(ws);
+      this.sockets.set(checked, principal);
+      const stopExpiryTimer = this.watchSocket(checked, principal);
       ws.once("close", () => {
-        this.sockets.delete(ws);
+        this.sockets.delete(checked);
+        stopExpiryTimer();
         release();
       });
       onSocket(ws);
     });
+  }
+
+  /** Check the socket's credential before each client frame, and close it when the credential expires. */
+  private watchSocket(ws: CheckedWebSocket, principal: Principal): () => void {
+    const check = this.credentials;
+    if (!check) return () => {};
+    ws.credentialRefusal = () => check.closeReason(principal);
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const arm = () => {
+      const ms = check.msUntilExpiry(principal);
+      if (ms === null) return;
+      timer = setTimeout(() => {
+        const reason = check.closeReason(principal);
+        if (reason !== null) ws.close(CLOSE_CREDENTIAL, reason);
+        else arm();
+      }, Math.min(ms + 1, MAX_TIMER_MS));
+      timer.unref();
+    };
+    arm();
+    return () => {
+      if (timer) clearTimeout(timer);
+    };
   }
 
   /** Open sockets across all endpoints (a debug figure: leaks show here). */
@@ -92,7 +169,7 @@ export class WebSocketAcceptor {
 
   /** Server shutdown: tell every client (1001 going away) and drop stragglers. */
   closeAll(code = 1001, reason = "server shutting down"): void {
-    for (const ws of this.sockets) {
+    for (const ws of this.sockets.keys()) {
       try {
         ws.close(code, reason);
       } catch {
@@ -102,6 +179,6 @@ export class WebSocketAcceptor {
   }
 
   terminateAll(): void {
-    for (const ws of this.sockets) ws.terminate();
+    for (const ws of this.sockets.keys()) ws.terminate();
   }
 }

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
 import type { SessionInfo } from "../contract/types.ts";
+import { GLOBAL_PRINCIPAL } from "../http/credentials.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { WebSocketAcceptor } from "./accept.ts";
@@ -311,7 +312,7 @@ describe("TextBroadcast over the acceptor", () => {
     const acceptor = new WebSocketAcceptor();
     http = createServer();
     http.on("upgrade", (req, socket, head) => {
-      acceptor.accept(req, socket, head, new URL(req.url ?? "/", "http://localhost"), (ws) => {
+      acceptor.accept(req, socket, head, new URL(req.url ?? "/", "http://localhost"), GLOBAL_PRINCIPAL, (ws) => {
         if (req.url?.startsWith("/bare")) {
           // An endpoint that just calls ws.send (as /ws/agent and the chat socket do).
           for (const m of messages) ws.send(m);

@@ -137,7 +137,7 @@ export class SessionListStream {
       refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "this token may not read sessions");
       return;
     }
-    this.acceptor.accept(req, socket, head, url, (ws) => {
+    this.acceptor.accept(req, socket, head, url, auth.principal, (ws) => {
       let snapshot: string;
       try {
         snapshot = encodeSessionListEvent({ type: "snapshot", sessions: this.registry.list().map((s) => s.info()) });

@@ -44,7 +44,7 @@ export class SettingsStream {
       refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "this token may not read settings");
       return;
     }
-    this.acceptor.accept(req, socket, head, url, (ws) => {
+    this.acceptor.accept(req, socket, head, url, auth.principal, (ws) => {
       const text = this.encode(this.settings.get());
       if (text === null) {
         ws.close(1011, "internal error");

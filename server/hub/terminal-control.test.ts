@@ -11,7 +11,7 @@ let server: TestServer;
 /** A program that prints every byte it reads as [decimal], in raw mode without echo. */
 let reader: string;
 beforeAll(async () => {
-  server = await startTestServer({ bufferBytes: 64 * 1024 });
+  server = await startTestServer({ bufferBytes: 64 * 1024, openApi: true });
   reader = join(server.dataDir, "reader.mjs");
   writeFileSync(
     reader,

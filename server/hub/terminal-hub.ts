@@ -45,7 +45,7 @@ export class TerminalHub {
         refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "this token may not read terminals");
         return;
       }
-      this.acceptor.accept(req, socket, head, url, (ws) => {
+      this.acceptor.accept(req, socket, head, url, auth.principal, (ws) => {
         const id = params.id!;
         const session = isValidSessionId(id) ? this.registry.get(id) : undefined;
         if (!session) {

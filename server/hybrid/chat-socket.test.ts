@@ -223,6 +223,8 @@ describe("/ws/s/{id}/chat", () => {
 
   it("lets a read-only token watch but never send, answer, interrupt or move", async () => {
     const { info, chat } = await chatSession();
+    // Agent tokens act only while the Agent API is on (docs/design.md, Authentication and credentials).
+    await fx.server.api("/api/settings", { method: "PUT", json: { open_api: { enabled: true } } });
     const created = await fx.server.api("/api/tokens", { method: "POST", json: { name: "watcher", capabilities: ["terminal:read"] } });
     const { token } = (await created.json()) as { token: string };
     const watcher = await fx.chat(info.id, { token, client: "watcher-0001" });

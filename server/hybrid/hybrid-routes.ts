@@ -68,7 +68,7 @@ export function registerHybridRoutes(app: App, manager: HybridManager, registry:
       refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "this token may not read sessions");
       return;
     }
-    acceptor.accept(req, socket, head, url, (ws) => manager.attachChat(ws, params.id!, url.searchParams, auth.principal));
+    acceptor.accept(req, socket, head, url, auth.principal, (ws) => manager.attachChat(ws, params.id!, url.searchParams, auth.principal));
   });
 }
 
