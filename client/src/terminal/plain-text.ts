@@ -6,14 +6,11 @@
 import { Terminal } from "@xterm/xterm";
 import { Unicode11Addon } from "@xterm/addon-unicode11";
 import type { RingBytes } from "../api.ts";
+import { TRUNCATION_MARKER } from "./truncation-marker.ts";
 
-/** The visible marker where history was dropped, in the terminal and in copied text alike. */
-export const TRUNCATION_MARKER = "··· earlier output truncated ···";
+export { TRUNCATION_MARKER, truncationMarkerSequence } from "./truncation-marker.ts";
 /** Lines kept when rendering the ring as text: more than 4 MiB of 80-column lines ever fills. */
 export const MAX_COPY_LINES = 200_000;
-
-/** The marker as written into a terminal: dim, on a line of its own. */
-export const TRUNCATION_MARKER_SEQUENCE = `\x1b[2m${TRUNCATION_MARKER}\x1b[0m\r\n`;
 
 export async function ringToPlainText(ring: RingBytes, cols: number, rows: number): Promise<string> {
   const terminal = new Terminal({ cols, rows, scrollback: MAX_COPY_LINES, allowProposedApi: true });

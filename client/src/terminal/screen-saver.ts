@@ -11,7 +11,7 @@ import type { Terminal } from "@xterm/xterm";
 import type { SerializeAddon } from "@xterm/addon-serialize";
 import type { ResumePoint } from "../../../server/contract/stream-tracker.ts";
 import { saveScreen, type StoredScreen } from "../storage/screen-store.ts";
-import { TRUNCATION_MARKER_SEQUENCE } from "./plain-text.ts";
+import { truncationMarkerSequence } from "./truncation-marker.ts";
 
 /** Save this long after the last output, so a burst (or a typed word) ends up in one save. */
 export const SAVE_IDLE_MS = 500;
@@ -72,7 +72,7 @@ export function createScreenSaver(options: ScreenSaverOptions): ScreenSaver {
       generation: point.generation,
       offset: point.offset,
       serialized:
-        (cut ? TRUNCATION_MARKER_SEQUENCE : "") +
+        (cut ? truncationMarkerSequence(terminal.rows) : "") +
         options.serializer.serialize({ scrollback: STORED_SCROLLBACK_LINES }) +
         options.extraState(),
       cols: terminal.cols,

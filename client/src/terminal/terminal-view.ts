@@ -17,7 +17,7 @@ import { forgetScreen, loadScreen } from "../storage/screen-store.ts";
 import { makeTerminalConnection, type ConnectionPhase, type ProbeResult, type TerminalConnection } from "./connection.ts";
 import { routeTerminalData } from "./input-source.ts";
 import { mirrorModes } from "./mode-mirror.ts";
-import { TRUNCATION_MARKER_SEQUENCE, ringToPlainText } from "./plain-text.ts";
+import { ringToPlainText, truncationMarkerSequence } from "./plain-text.ts";
 import { createScreenSaver } from "./screen-saver.ts";
 import { terminalTheme } from "./themes.ts";
 import { makeTouchScroll } from "./touch-scroll.ts";
@@ -241,7 +241,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   function onSnapshot(data: Uint8Array): void {
     const at = position;
     if (!at) return;
-    const prefix = encoder.encode(RIS + (at.truncated ? TRUNCATION_MARKER_SEQUENCE : ""));
+    const prefix = encoder.encode(RIS + (at.truncated ? truncationMarkerSequence(terminal.rows) : ""));
     const chunk = new Uint8Array(prefix.length + data.length);
     chunk.set(prefix);
     chunk.set(data, prefix.length);
