@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import WebSocket from "ws";
 import {
+  backoffDelay,
   colorSchemeReport,
   decodeServerFrame,
   encodeAutoReply,
@@ -14,9 +15,10 @@ import {
   encodeReplayParsed,
   encodeResize,
   encodeTakeControl,
-  REPLAY_ACK_PARAM,
+  planReconnect,
   sanitizeLabel,
   StreamTracker,
+  terminalStreamPath,
   type ControlPayload,
   type ServerMessage,
 } from "../contract/index.ts";
@@ -125,16 +127,10 @@ export class AttachClient {
   private connect(): void {
     this.reconnectTimer = null;
     this.attempt++;
-    // docs/protocol.md, Client → server frames: this client sends 0x07 once it parsed each replay.
-    const params = new URLSearchParams({ client: this.clientId, [REPLAY_ACK_PARAM]: "1" });
-    if (this.label) params.set("label", this.label);
-    const resume = this.tracker.resumePoint();
-    if (resume) {
-      params.set("generation", resume.generation);
-      params.set("offset", String(resume.offset));
-    }
+    // docs/protocol.md § Client → server frames: this client sends 0x07 once it parsed each replay.
+    const path = terminalStreamPath(this.options.sessionId, { client: this.clientId, label: this.label, resume: this.tracker.resumePoint(), replayAck: true });
     const base = this.options.url.replace(/^http/, "ws");
-    const ws = new WebSocket(`${base}/ws/s/${encodeURIComponent(this.options.sessionId)}?${params}`, {
+    const ws = new WebSocket(`${base}${path}`, {
       headers: { authorization: `Bearer ${this.options.token}` },
       perMessageDeflate: false,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
@@ -172,7 +168,7 @@ export class AttachClient {
     const refused = this.refusedStatus;
     this.refusedStatus = null;
     if (refused === 401 || refused === 403) return this.finish({ kind: "refused", status: refused });
-    const plan = StreamTracker.planReconnect(code, reason);
+    const plan = planReconnect(code, reason);
     if (plan.action === "stop") {
       if (plan.reason === "exited") this.finish({ kind: "exited", exitCode: this.tracker.exitCode ?? this.tracker.session?.exitCode ?? 0 });
       else if (plan.reason === "moved") this.finish({ kind: "moved", reason: plan.detail });
@@ -181,7 +177,7 @@ export class AttachClient {
       return;
     }
     // 4408 asks for an immediate reconnect; one before a replay completed waits like a drop.
-    const delay = plan.action === "now" && this.attempt === 0 ? 0 : StreamTracker.backoffDelay(Math.max(0, this.attempt - 1));
+    const delay = plan.action === "now" && this.attempt === 0 ? 0 : backoffDelay(Math.max(0, this.attempt - 1));
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 

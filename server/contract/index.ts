@@ -7,3 +7,5 @@ export * from "./session-list.ts";
 export * from "./settings-stream.ts";
 export { encodeUtf8, decodeUtf8Strict } from "./utf8.ts";
 export * from "./stream-tracker.ts";
+export * from "./reconnect.ts";
+export * from "./terminal-query.ts";

@@ -157,9 +157,3 @@ export function clampGrid(cols: number, rows: number): { cols: number; rows: num
 export function colorSchemeReport(dark: boolean): string {
   return dark ? "\x1b[?997;1n" : "\x1b[?997;2n";
 }
-
-/**
- * docs/protocol.md, Query parameters: `replayAck=1` says the client sends 0x07 after it has parsed
- * each replay, so the server can ignore its 0x06 until then.
- */
-export const REPLAY_ACK_PARAM = "replayAck";

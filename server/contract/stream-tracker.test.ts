@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decodeServerFrame, encodeOutput, encodePosition, type ServerMessage } from "./frames.ts";
-import { CloseCode } from "./protocol.ts";
-import { RECONNECT_MAX_MS, StreamTracker } from "./stream-tracker.ts";
+import { StreamTracker } from "./stream-tracker.ts";
 import { hex } from "./test-hex.ts";
 
 const decode = (frame: Uint8Array) => decodeServerFrame(frame) as ServerMessage;
@@ -25,20 +24,5 @@ describe("StreamTracker", () => {
 
   it("has no resume point before the first position frame", () => {
     expect(new StreamTracker().resumePoint()).toBeNull();
-  });
-
-  it("maps close codes to what docs/protocol.md § Close codes asks of a client", () => {
-    expect(StreamTracker.planReconnect(CloseCode.TOO_SLOW)).toEqual({ action: "now" });
-    expect(StreamTracker.planReconnect(1006)).toEqual({ action: "backoff" });
-    expect(StreamTracker.planReconnect(1001)).toEqual({ action: "backoff" });
-    expect(StreamTracker.planReconnect(CloseCode.NOT_FOUND)).toMatchObject({ action: "stop", reason: "not_found" });
-    expect(StreamTracker.planReconnect(CloseCode.MOVED, "session moved: chat")).toEqual({ action: "stop", reason: "moved", detail: "session moved: chat" });
-    expect(StreamTracker.planReconnect(CloseCode.EXITED)).toMatchObject({ action: "stop", reason: "exited" });
-  });
-
-  it("backs off exponentially up to a cap", () => {
-    const mid = () => 0.5;
-    expect(StreamTracker.backoffDelay(0, mid)).toBeLessThan(StreamTracker.backoffDelay(3, mid));
-    expect(StreamTracker.backoffDelay(50, () => 1)).toBe(RECONNECT_MAX_MS);
   });
 });

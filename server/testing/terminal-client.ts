@@ -11,6 +11,7 @@ import {
   encodeTakeControl,
   type ServerMessage,
 } from "../contract/frames.ts";
+import { encodeTerminalQuery } from "../contract/terminal-query.ts";
 import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload } from "../contract/types.ts";
 import { browserLikeTerminal } from "./screen-state.ts";
 import { waitFor } from "./wait.ts";
@@ -61,13 +62,10 @@ export class TerminalClient {
   private readonly closedPromise: Promise<number>;
 
   constructor(baseUrl: string, sessionId: string, options: TerminalClientOptions = {}) {
+    // `query` carries raw (also malformed) parameters; the typed options win over it, as a client's would.
     const params = new URLSearchParams(options.query);
-    if (options.client) params.set("client", options.client);
-    if (options.label) params.set("label", options.label);
-    if (options.resume) {
-      params.set("generation", options.resume.generation);
-      params.set("offset", String(options.resume.offset));
-    }
+    const typed = encodeTerminalQuery({ client: options.client || undefined, label: options.label, resume: options.resume });
+    for (const [name, value] of new URLSearchParams(typed)) params.set(name, value);
     const url = `${baseUrl.replace(/^http/, "ws")}/ws/s/${sessionId}?${params}`;
     const headers = { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers };
     this.ws = new WebSocket(url, { headers, perMessageDeflate: params.get("compress") === "1" });

@@ -1,12 +1,12 @@
 /**
  * The reconnect machinery a stream's WebSocket shares with every other one: one socket at a time,
- * the backoff counter (StreamTracker.backoffDelay; offline, no timer: the `online` event or a
- * visible page reconnects), the close plan (StreamTracker.planReconnect, corrected by the HTTP probe
+ * the backoff counter (backoffDelay in the contract; offline, no timer: the `online` event or a
+ * visible page reconnects), the close plan (planReconnect, corrected by the HTTP probe
  * after a refused handshake), and dropping a dead socket without its close handshake. What a frame
  * means and when the stream counts as live stay with the caller, which says so with `markLive`.
  * A plain object: the caller disposes it.
  */
-import { StreamTracker, type ReconnectPlan } from "../../../server/contract/stream-tracker.ts";
+import { backoffDelay, planReconnect, type ReconnectPlan } from "../../../server/contract/reconnect.ts";
 
 export type StopReason = Extract<ReconnectPlan, { action: "stop" }>["reason"];
 
@@ -92,7 +92,7 @@ export function makeReconnectLoop<P extends { phase: string }>(options: Reconnec
 
   async function closed(code: number, reason: string, wasOpen: boolean): Promise<void> {
     if (disposed) return;
-    let plan = StreamTracker.planReconnect(code, reason);
+    let plan = planReconnect(code, reason);
     if (!wasOpen) {
       const probed = await options.probe().catch((): ProbeResult => "ok");
       if (disposed) return;
@@ -109,7 +109,7 @@ export function makeReconnectLoop<P extends { phase: string }>(options: Reconnec
     clearRetry();
     stats.waits += 1;
     const offline = !navigator.onLine;
-    const delay = StreamTracker.backoffDelay(attempt);
+    const delay = backoffDelay(attempt);
     setPhase({ phase: "waiting", attempt, offline, retryInMs: offline ? 0 : delay });
     attempt += 1;
     // Offline, no timer: the `online` event reconnects.

@@ -8,7 +8,7 @@ import { withCompression } from "../storage/device-settings.ts";
 import { saveSessionList } from "../storage/session-list-store.ts";
 import { createSignal, onCleanup, type Accessor } from "solid-js";
 import { decodeSessionListEvent } from "../../../server/contract/session-list.ts";
-import { StreamTracker } from "../../../server/contract/stream-tracker.ts";
+import { backoffDelay } from "../../../server/contract/reconnect.ts";
 import type { SessionInfo, SessionListEvent } from "../../../server/contract/types.ts";
 import { isUnauthorized, type Api } from "../api.ts";
 import { pruneScreens } from "../storage/screen-store.ts";
@@ -103,7 +103,7 @@ export function createSessionFeed(api: Api, initial: SessionInfo[] | null = null
 
   function retry(): void {
     if (closed || timer !== null) return;
-    timer = setTimeout(connect, StreamTracker.backoffDelay(attempt++));
+    timer = setTimeout(connect, backoffDelay(attempt++));
   }
 
   const onOnline = () => {

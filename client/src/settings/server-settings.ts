@@ -4,7 +4,7 @@
  */
 import { createSignal, onCleanup, type Accessor } from "solid-js";
 import { decodeSettingsEvent } from "../../../server/contract/settings-stream.ts";
-import { StreamTracker } from "../../../server/contract/stream-tracker.ts";
+import { backoffDelay } from "../../../server/contract/reconnect.ts";
 import type { Settings } from "../../../server/contract/types.ts";
 import { withCompression } from "../storage/device-settings.ts";
 
@@ -38,7 +38,7 @@ export function createServerSettings(): Accessor<Settings | null> {
     ws.onclose = () => {
       if (socket !== ws || closed) return;
       socket = null;
-      timer = setTimeout(connect, StreamTracker.backoffDelay(attempt++));
+      timer = setTimeout(connect, backoffDelay(attempt++));
     };
   }
   connect();

@@ -14,7 +14,7 @@ import {
   encodeTakeControl,
   type ServerMessage,
 } from "../../../server/contract/frames.ts";
-import { REPLAY_ACK_PARAM } from "../../../server/contract/protocol.ts";
+import { terminalStreamPath } from "../../../server/contract/terminal-query.ts";
 import { StreamTracker, type ResumePoint } from "../../../server/contract/stream-tracker.ts";
 import { makeReconnectLoop, type ProbeResult, type ReconnectCounts, type ReconnectLoop, type ReconnectPhase } from "../net/reconnect-loop.ts";
 
@@ -69,17 +69,10 @@ export type TerminalConnection = {
 };
 
 export function terminalSocketUrl(options: Pick<TerminalConnectionOptions, "sessionId" | "clientId" | "compress">, label: string, resume: ResumePoint | null, base: string = window.location.href): string {
-  const url = new URL(`/ws/s/${encodeURIComponent(options.sessionId)}`, base);
+  // docs/protocol.md § Client → server frames: this client sends 0x07 once it parsed each replay.
+  const path = terminalStreamPath(options.sessionId, { client: options.clientId, label, resume, compress: options.compress, replayAck: true });
+  const url = new URL(path, base);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  url.searchParams.set("client", options.clientId);
-  if (label !== "") url.searchParams.set("label", label);
-  if (resume) {
-    url.searchParams.set("generation", resume.generation);
-    url.searchParams.set("offset", String(resume.offset));
-  }
-  if (options.compress) url.searchParams.set("compress", "1");
-  // docs/protocol.md, Client → server frames: this client sends 0x07 once it parsed each replay.
-  url.searchParams.set(REPLAY_ACK_PARAM, "1");
   return url.toString();
 }
 
