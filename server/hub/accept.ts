@@ -6,6 +6,7 @@ import { ErrorCode } from "../contract/types.ts";
 import { refuseUpgrade } from "../http/app.ts";
 import type { Principal } from "../http/credentials.ts";
 import { ConnectionLimiter, connectionAddress, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-limit.ts";
+import { closeSocket } from "./close-socket.ts";
 
 /** Policy violation: the socket's credential was revoked or expired, or its principal shut out. */
 const CLOSE_CREDENTIAL = CloseCode.POLICY;
@@ -169,13 +170,7 @@ export class WebSocketAcceptor {
 
   /** Server shutdown: tell every client (1001 going away) and drop stragglers. */
   closeAll(code = 1001, reason = "server shutting down"): void {
-    for (const ws of this.sockets.keys()) {
-      try {
-        ws.close(code, reason);
-      } catch {
-        ws.terminate();
-      }
-    }
+    for (const ws of this.sockets.keys()) closeSocket(ws, code, reason);
   }
 
   terminateAll(): void {

@@ -1,6 +1,7 @@
 import type { WebSocket } from "ws";
 import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
 import type { LeaseConnection } from "../session/controller-lease.ts";
+import { closeSocket } from "./close-socket.ts";
 
 /** A connection whose unsent bytes pass this is cut with 4408: past it, resuming costs less than catching up. */
 export const SEND_QUEUE_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -120,14 +121,7 @@ export class TerminalConnection implements LeaseConnection {
     this.closed = true;
     this.held = null;
     this.heldBytes = 0;
-    try {
-      this.ws.close(code, reason);
-    } catch {
-      this.ws.terminate();
-    }
-    const timer = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
-    timer.unref?.();
-    this.ws.once("close", () => clearTimeout(timer));
+    closeSocket(this.ws, code, reason, CLOSE_GRACE_MS);
     this.hooks.onGone(this);
   }
 

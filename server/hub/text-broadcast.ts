@@ -1,5 +1,6 @@
 import type { WebSocket } from "ws";
 import { COMPRESSION_THRESHOLD_BYTES, CloseCode } from "../contract/protocol.ts";
+import { closeSocket } from "./close-socket.ts";
 
 /**
  * A client this far behind holds several full session lists it has not read; a fresh snapshot
@@ -62,23 +63,14 @@ export class TextBroadcast {
 
   /** Close every socket (shutdown) and forget them. */
   closeAll(code = 1001, reason = "server shutting down"): void {
-    for (const ws of this.sockets) {
-      try {
-        ws.close(code, reason);
-      } catch {
-        ws.terminate();
-      }
-    }
+    for (const ws of this.sockets) closeSocket(ws, code, reason);
     this.sockets.clear();
   }
 
   private dropSlow(ws: WebSocket): void {
     this.sockets.delete(ws);
-    ws.close(CloseCode.TOO_SLOW, "too slow");
     // The close frame waits behind the unread data; a client that does not read at all is cut off.
-    const timer = setTimeout(() => ws.terminate(), SLOW_CLOSE_GRACE_MS);
-    timer.unref?.();
-    ws.once("close", () => clearTimeout(timer));
+    closeSocket(ws, CloseCode.TOO_SLOW, "too slow", SLOW_CLOSE_GRACE_MS);
   }
 }
 

@@ -1,6 +1,7 @@
 import type { WebSocket } from "ws";
 import { CloseCode } from "../contract/protocol.ts";
 import type { LeaseConnection } from "../session/controller-lease.ts";
+import { closeSocket } from "../hub/close-socket.ts";
 
 /**
  * A chat client with more than this unsent, whose socket took nothing for CHAT_STALL_MS, is cut
@@ -56,14 +57,7 @@ export class ChatConnection implements LeaseConnection {
   close(code: number, reason = ""): void {
     if (this.closed) return;
     this.closed = true;
-    try {
-      this.ws.close(code, reason);
-    } catch {
-      this.ws.terminate();
-    }
-    const timer = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
-    timer.unref?.();
-    this.ws.once("close", () => clearTimeout(timer));
+    closeSocket(this.ws, code, reason, CLOSE_GRACE_MS);
     this.onGone(this);
   }
 
