@@ -1,4 +1,5 @@
 /** The Agent API over HTTP: run, send, read, and token management. */
+import { bracketPasteText } from "../contract/bracketed-paste.ts";
 import { CAPABILITIES, ErrorCode, type AgentReadResponse, type AgentRunResult, type AgentSendResponse, type Capability, type CreateTokenResponse, type TokenInfo } from "../contract/types.ts";
 import { HANDLED, JsonResponse, type App, type RouteContext } from "../http/app.ts";
 import { expectObject, optionalBoolean, optionalInt, readJson, requiredString } from "../http/body.ts";
@@ -9,8 +10,6 @@ import type { AgentApi } from "./agent-api.ts";
 import { optionalPaneId, parseRunRequest, requiredCommand } from "./run-request.ts";
 import { MAX_TOKEN_LIFETIME_S, MAX_TOKEN_NAME_CHARS, TokenStoreError } from "./tokens.ts";
 
-const PASTE_START = "\x1b[200~";
-const PASTE_END = "\x1b[201~";
 
 function requireCapability(ctx: RouteContext, capability: Capability): void {
   if (!can(ctx.auth.principal, capability)) throw new ApiError(ErrorCode.CAPABILITY_DENIED, `this token lacks ${capability}`);
@@ -63,7 +62,7 @@ export function registerAgentRoutes(app: App, api: AgentApi): void {
     const enter = optionalBoolean(body, "enter") ?? true;
     const session = api.resolvePane(optionalPaneId(body), true);
     // Several lines go in as one paste where the program accepts pastes, so each newline is not an Enter.
-    const text = command.includes("\n") && session.scanner.bracketedPaste ? `${PASTE_START}${command.replaceAll(PASTE_END, "")}${PASTE_END}` : command;
+    const text = command.includes("\n") && session.scanner.bracketedPaste ? bracketPasteText(command) : command;
     if (!session.write(enter ? `${text}\r` : text)) throw new ApiError(ErrorCode.NOT_FOUND, `session ${session.id} has exited`);
     api.active.note(session.id);
     return { ok: true, pane_id: session.id };

@@ -4,6 +4,7 @@
  * subshell, `( cd -- <cwd> && export K=V && eval <command> )`, so neither leaks into the
  * interactive shell afterwards; a run without them runs in the shell itself (`cd dir` sticks).
  */
+import { bracketPasteText } from "../contract/bracketed-paste.ts";
 
 export type LineRequest = { command: string; cwd?: string; env?: Record<string, string> };
 
@@ -17,8 +18,6 @@ export type LineStyle = {
 
 /** Ctrl-U: whatever a person left half-typed at the prompt is cut (to the kill ring), not run with ours. */
 const KILL_LINE = "\x15";
-const PASTE_START = "\x1b[200~";
-const PASTE_END = "\x1b[201~";
 
 /** `'…'` for any POSIX shell. */
 export function singleQuote(text: string): string {
@@ -67,5 +66,5 @@ export function commandLine(request: LineRequest, style: LineStyle): string {
 
 /** The keystrokes that enter a `commandLine` (one line, no control characters) and press Enter once. */
 export function keystrokes(line: string, style: LineStyle): string {
-  return style.bracketedPaste ? `${KILL_LINE}${PASTE_START}${line}${PASTE_END}\r` : `${KILL_LINE}${line}\r`;
+  return style.bracketedPaste ? `${KILL_LINE}${bracketPasteText(line)}\r` : `${KILL_LINE}${line}\r`;
 }

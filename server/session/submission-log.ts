@@ -1,3 +1,4 @@
+import { bracketPasteBytes } from "../contract/bracketed-paste.ts";
 import { SUBMISSION_LOG_SIZE, SUBMISSION_TTL_MS } from "../contract/protocol.ts";
 import type { SubmissionError, SubmissionState, SubmitStatusPayload } from "../contract/types.ts";
 
@@ -14,12 +15,6 @@ export type SubmissionRecord = {
 
 /** Who must hear a status: every connection of these clients. */
 export type StatusDelivery = { status: SubmitStatusPayload; clients: ReadonlySet<string> };
-
-const BRACKETED_PASTE_START = "\x1b[200~";
-const BRACKETED_PASTE_END = "\x1b[201~";
-const encoder = new TextEncoder();
-const PASTE_START = encoder.encode(BRACKETED_PASTE_START);
-const PASTE_END = encoder.encode(BRACKETED_PASTE_END);
 
 /** The program's input, as the submission writer sees it. */
 export type SubmissionTarget = {
@@ -81,7 +76,7 @@ export class SubmissionLog {
     // Body and key are queued in one synchronous step: no other input can interleave.
     let queued = false;
     try {
-      const body = target.bracketedPaste ? bracket(submission.body) : submission.body;
+      const body = target.bracketedPaste ? bracketPasteBytes(submission.body) : submission.body;
       if (body.length > 0) {
         target.write(body);
         queued = true;
@@ -172,23 +167,4 @@ export class SubmissionLog {
 
 function statusOf(record: SubmissionRecord): SubmitStatusPayload {
   return record.error ? { id: record.id, state: record.state, error: record.error } : { id: record.id, state: record.state };
-}
-
-/**
- * Wrap a body as a bracketed paste. An end marker inside the body would let pasted text escape the
- * paste and run as typed keys, so it is removed (as xterm.js does).
- */
-function bracket(body: Uint8Array): Uint8Array {
-  const clean = stripPasteEnd(body);
-  const out = new Uint8Array(PASTE_START.length + clean.length + PASTE_END.length);
-  out.set(PASTE_START, 0);
-  out.set(clean, PASTE_START.length);
-  out.set(PASTE_END, PASTE_START.length + clean.length);
-  return out;
-}
-
-function stripPasteEnd(body: Uint8Array): Uint8Array {
-  const text = new TextDecoder().decode(body);
-  if (!text.includes(BRACKETED_PASTE_END) && !text.includes(BRACKETED_PASTE_START)) return body;
-  return encoder.encode(text.split(BRACKETED_PASTE_END).join("").split(BRACKETED_PASTE_START).join(""));
 }
