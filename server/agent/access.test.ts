@@ -99,6 +99,25 @@ describe("a read-only token", () => {
   });
 });
 
+describe("a write-only token", () => {
+  it("reads too, since what it runs answers with the output: sessions, screens, /ws/s and /ws/agent, as with both capabilities", async () => {
+    const pane = (await shellSession(server, "bash")).id;
+    await atPrompt(server, pane);
+    const writer = await createToken(server, ["terminal:write"]);
+    const ran = await run(server, { pane_id: pane, command: "echo written-$((6*7))" }, writer.token);
+    expect(ran.body.stdout).toBe("written-42\n");
+    expect((await get(server, "/api/sessions", writer.token)).status).toBe(200);
+    expect((await get(server, `/api/sessions/${pane}`, writer.token)).status).toBe(200);
+    expect((await get(server, `/api/agent/read?pane_id=${pane}`, writer.token)).status).toBe(200);
+    expect((await get(server, "/api/settings", writer.token)).status).toBe(200);
+    const terminal = await TerminalClient.connect(server.url, pane, { token: writer.token, client: "write-only-client" });
+    terminal.type("echo typed-$((6*7))\r");
+    await terminal.waitForText("typed-42");
+    await terminal.close();
+    (await AgentSocket.connect(server, writer.token)).close();
+  });
+});
+
 describe("run concurrency", () => {
   it("allows 10 runs per token: the 11th gets 429 with Retry-After: 5 while another token still gets its 10", async () => {
     const [blocked, other] = [(await shellSession(server, "bash")).id, (await shellSession(server, "bash")).id];

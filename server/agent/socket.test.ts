@@ -79,11 +79,9 @@ describe("WS /ws/agent", () => {
 });
 
 describe("WS /ws/agent access", () => {
-  it("refuses at the handshake, with 403, a token lacking terminal:read or terminal:write", async () => {
-    for (const capabilities of [["terminal:read"], ["terminal:write"]] as const) {
-      const partial = await createToken(server, [...capabilities]);
-      await expect(AgentSocket.connect(server, partial.token), capabilities[0]).rejects.toThrow("handshake answered 403");
-    }
+  it("refuses at the handshake, with 403, a token lacking terminal:write (terminal:write implies terminal:read)", async () => {
+    const reader = await createToken(server, ["terminal:read"]);
+    await expect(AgentSocket.connect(server, reader.token)).rejects.toThrow("handshake answered 403");
     const both = await createToken(server, ["terminal:read", "terminal:write"]);
     (await AgentSocket.connect(server, both.token)).close();
   });

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { CAPABILITIES, type Capability, type TokenInfo } from "../contract/types.ts";
 import type { Principal } from "../http/credentials.ts";
-import { digestsEqual, sha256Hex } from "../http/credentials.ts";
+import { digestsEqual, effectiveCapabilities, sha256Hex } from "../http/credentials.ts";
 import { Emitter } from "../session/emitter.ts";
 import { JsonFile } from "../store/json-file.ts";
 
@@ -157,7 +157,7 @@ export class AgentTokenStore {
 }
 
 function principalOf(t: StoredToken): Principal {
-  return { kind: "agent", id: t.id, capabilities: new Set(t.capabilities) };
+  return { kind: "agent", id: t.id, capabilities: effectiveCapabilities(t.capabilities) };
 }
 
 function toInfo(t: StoredToken): TokenInfo {

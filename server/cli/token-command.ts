@@ -10,7 +10,7 @@ const DEFAULT_CAPABILITIES: Capability[] = ["terminal:read"];
 
 const CREATE_FLAGS: FlagSpec[] = [
   { name: "name", kind: "string", help: "what the token is for (required)" },
-  { name: "capabilities", kind: "string", help: `comma-separated: ${CAPABILITIES.join(", ")} (default terminal:read)` },
+  { name: "capabilities", kind: "string", help: `comma-separated: ${CAPABILITIES.join(", ")} (default terminal:read; terminal:write implies terminal:read)` },
   { name: "expires-in", kind: "string", help: "lifetime in seconds (default: never expires)" },
   { name: "json", kind: "boolean", help: "print the whole answer as JSON" },
 ];

@@ -10,6 +10,17 @@ export type Principal = {
   capabilities: ReadonlySet<Capability>;
 };
 
+/**
+ * What a token granted `capabilities` may do: `terminal:write` implies `terminal:read`, since whoever
+ * may type into a shell (or `run`, which answers with the output) can read it anyway
+ * (docs/design.md, Authentication and credentials).
+ */
+export function effectiveCapabilities(capabilities: Iterable<Capability>): Set<Capability> {
+  const out = new Set(capabilities);
+  if (out.has("terminal:write")) out.add("terminal:read");
+  return out;
+}
+
 export const GLOBAL_PRINCIPAL: Principal = { kind: "global", id: "global", capabilities: new Set(CAPABILITIES) };
 
 export function can(principal: Principal, capability: Capability): boolean {

@@ -12,6 +12,12 @@ import type { Theme } from "../storage/theme.ts";
 import { createServerSettings } from "./server-settings.ts";
 
 /** Expiry choices for a new token, in seconds (null: never expires). */
+/** What each capability lets a token do, as the form says it (docs/agent-api.md, Tokens and capabilities). */
+const CAPABILITY_HINTS: Record<Capability, string> = {
+  "terminal:read": "list sessions, watch terminals, read screens",
+  "terminal:write": "type, run commands, create and end sessions — and read, since what it runs answers with the output",
+};
+
 const EXPIRIES: readonly { label: string; seconds: number | null }[] = [
   { label: "1 day", seconds: 86_400 },
   { label: "7 days", seconds: 7 * 86_400 },
@@ -147,10 +153,13 @@ export function SettingsPage(props: SettingsPageProps) {
                     setCapabilities((list) => (event.currentTarget.checked ? [...list, capability] : list.filter((c) => c !== capability)))
                   }
                 />
-                <span>{capability}</span>
+                <span>
+                  {capability} <span class="hint">{CAPABILITY_HINTS[capability]}</span>
+                </span>
               </label>
             )}
           </For>
+          <p class="hint">Agent tokens work only while the Agent API is on; switching it off closes what they have open.</p>
           <label class="field">
             <span>Expires after</span>
             <select aria-label="Expires after" value={String(expiry())} onChange={(event) => setExpiry(Number(event.currentTarget.value))}>
