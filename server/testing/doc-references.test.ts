@@ -1,7 +1,7 @@
 /**
  * The code points only to documents a clone of the repository has: a comment names a section of
  * docs/design.md, docs/protocol.md, docs/hybrid.md or docs/agent-api.md, never a file outside the
- * repository, "the spec" or an issue number, and every section it names exists.
+ * repository, a bare "spec" or an issue number, and every section it names exists.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -15,7 +15,7 @@ const CODE_FILE = /\.(ts|tsx|js|mjs|cjs|json|bash|zsh|sh|css|html)$/;
 const SKIPPED_FOLDERS = new Set(["node_modules", "dist", ".cache"]);
 const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
 
-/** A reference a newcomer cannot follow: documents outside the repository, "the spec", an issue. */
+/** A reference a newcomer cannot follow: documents outside the repository, a bare "spec", an issue. */
 const FOREIGN_REFERENCE = /DESIGN\.md|HYBRID\.md|shared\/spec|spec\/[\w-]+\.zh\.md|\b[Ii]ssues? #?[0-9]|\b[Tt]he spec\b/;
 
 function codeFiles(dir: string): string[] {
@@ -47,7 +47,7 @@ describe("references to documents", () => {
     expect(files.length).toBeGreaterThan(100);
   });
 
-  it("never cite a document outside the repository, 'the spec' or an issue number", () => {
+  it("never cite a document outside the repository, a bare spec or an issue number", () => {
     const offenders: string[] = [];
     for (const file of files) {
       if (file === THIS_FILE) continue;
