@@ -16,7 +16,7 @@ import { performance } from "node:perf_hooks";
 import { spawnPty } from "../server/pty/index.ts";
 import { SessionRegistry } from "../server/session/registry.ts";
 import { DEFAULT_BUFFER_BYTES, RingBuffer } from "../server/session/ring-buffer.ts";
-import { TerminalScanner } from "../server/session/terminal-scanner.ts";
+import { TerminalScanner } from "../server/vt/terminal-scanner.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES, type Corpus } from "./corpus.ts";
 import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";

@@ -6,7 +6,7 @@
  */
 import type { Session } from "../session/session.ts";
 import { Emitter } from "../session/emitter.ts";
-import type { ScanEvent } from "../session/terminal-scanner.ts";
+import type { ScanEvent } from "../vt/terminal-scanner.ts";
 import { parseMark, type Mark } from "./marks.ts";
 import { MAX_COMMAND_OUTPUT_BYTES, OutputCapture } from "./output-capture.ts";
 import { outputText } from "./output-text.ts";

@@ -22,7 +22,7 @@ import {
   type ControlPayload,
   type ServerMessage,
 } from "../contract/index.ts";
-import { TerminalScanner } from "../session/terminal-scanner.ts";
+import { TerminalScanner } from "../vt/terminal-scanner.ts";
 import { BACKGROUND_QUERY, isDark, parseBackgroundReply, SENTINEL_QUERY } from "./color-scheme.ts";
 import type { DetachKey } from "./detach-key.ts";
 import { HELD_SEQUENCE_MS, InputRouter, REPLY_WINDOW_MS, type InputAction, type QueryOwner } from "./input-router.ts";

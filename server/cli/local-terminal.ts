@@ -3,7 +3,7 @@
  * way a shell expects after detaching, whatever modes the session's program switched on in it.
  */
 import { clampGrid } from "../contract/protocol.ts";
-import type { TerminalModes } from "../session/terminal-modes.ts";
+import type { TerminalModes } from "../vt/terminal-modes.ts";
 import type { QueryScanner } from "./query-scanner.ts";
 
 export type TerminalSize = { cols: number; rows: number };

@@ -16,7 +16,7 @@ import type { PositionPayload, SubmitStatusPayload } from "../contract/types.ts"
 import type { LeaseEffect } from "../session/controller-lease.ts";
 import type { Session } from "../session/session.ts";
 import type { StatusDelivery } from "../session/submission-log.ts";
-import type { ScanEvent } from "../session/terminal-scanner.ts";
+import type { ScanEvent } from "../vt/terminal-scanner.ts";
 import { TerminalConnection } from "./terminal-connection.ts";
 
 /** Coalesced output is sent at once when it reaches this size instead of waiting for the next tick. */

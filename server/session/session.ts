@@ -6,7 +6,7 @@ import { Emitter } from "./emitter.ts";
 import { HeadlessScreen } from "./headless-screen.ts";
 import { RingBuffer } from "./ring-buffer.ts";
 import { SubmissionLog } from "./submission-log.ts";
-import { TerminalScanner, type ScanEvent } from "./terminal-scanner.ts";
+import { TerminalScanner, type ScanEvent } from "../vt/terminal-scanner.ts";
 
 /** A previewed line longer than this is cut: the list shows a glance, not the screen. */
 export const PREVIEW_LINE_MAX_CHARS = 200;
