@@ -13,7 +13,7 @@ import { PrincipalGate } from "./agent/principal-gate.ts";
 import { AgentTokenStore } from "./agent/tokens.ts";
 import { answerClientError, App } from "./http/app.ts";
 import { Authenticator } from "./http/auth.ts";
-import { registerDebugRoutes } from "./http/debug-routes.ts";
+import { registerDebugRoutes } from "./debug-routes.ts";
 import { registerSessionRoutes } from "./http/session-routes.ts";
 import { StaticFiles } from "./http/static.ts";
 import { applyHttpTimeouts, DEFAULT_HTTP_LIMITS, HttpConnectionLimiter, TLS_HANDSHAKE_TIMEOUT_MS, type HttpLimits } from "./http/http-limits.ts";

@@ -1,5 +1,5 @@
 import { request } from "node:http";
-import type { DebugStats } from "../http/debug-routes.ts";
+import type { DebugStats } from "../debug-routes.ts";
 
 /**
  * GET /api/debug/stats on a connection of its own that closes after the answer, so asking never
