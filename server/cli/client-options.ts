@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { readStoredGlobalToken } from "../store/global-token.ts";
 import { flagOrEnv, usage, UsageError, type FlagSpec, type ParsedArgs } from "./args.ts";
-import { defaultDataDir, DEFAULT_PORT } from "./serve-config.ts";
+import { defaultDataDir, DEFAULT_PORT } from "./local-server.ts";
 
 /** `webmux serve` listens here unless told otherwise. */
 export const DEFAULT_URL = `http://127.0.0.1:${DEFAULT_PORT}`;

@@ -11,7 +11,7 @@ import { PeerRole } from "../host/protocol.ts";
 import { EmptyService, SessionHost } from "../host/session-host.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import { commandHelp } from "./client-options.ts";
-import { defaultDataDir } from "./serve-config.ts";
+import { defaultDataDir } from "./local-server.ts";
 
 /** After its last connection closed, a stopping host is gone within this (it only closes its socket). */
 const STOP_EXIT_WAIT_MS = 5_000;

@@ -1,14 +1,12 @@
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "../hub/connection-limit.ts";
 import type { WebmuxOptions } from "../server.ts";
 import type { TlsFiles } from "../http/tls.ts";
 import { DEFAULT_BUFFER_BYTES } from "../session/ring-buffer.ts";
 import { DEFAULT_MAX_SESSIONS } from "../session/registry.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
+import { defaultDataDir, DEFAULT_PORT } from "./local-server.ts";
 
-/** Default port: high, unassigned and easy to remember. */
-export const DEFAULT_PORT = 8999;
 /** Below this a ring cannot hold one full-screen repaint of a large terminal. */
 export const MIN_BUFFER_BYTES = 64 * 1024;
 /** Above this a hundred sessions would exhaust a small machine's memory. */
@@ -53,11 +51,6 @@ export type ServeConfig = Omit<WebmuxOptions, "staticDir" | "maxConnections" | "
   buildIfNeeded: boolean;
   help: boolean;
 };
-
-export function defaultDataDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
-  return join(base, "webmux");
-}
 
 function parseIntStrict(name: string, raw: string, min: number, max: number): number {
   if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number, got "${raw}"`);

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Capability } from "../contract/types.ts";
 import { CAPABILITIES } from "../contract/types.ts";
 
@@ -43,10 +43,6 @@ export function digestsEqual(aHex: string, bHex: string): boolean {
   const a = Buffer.from(aHex, "hex");
   const b = Buffer.from(bHex, "hex");
   return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
-}
-
-export function generateGlobalToken(): string {
-  return randomBytes(24).toString("base64url");
 }
 
 /** Resolves an agent token (`dnt_…`) to its principal; supplied by the Agent API's token store. */

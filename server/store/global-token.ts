@@ -1,8 +1,13 @@
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { generateGlobalToken } from "../http/credentials.ts";
 import { JsonFile } from "./json-file.ts";
 
 type StoredToken = { token: string; created_at: number };
+
+/** A new global token: 24 random bytes, base64url (32 characters). */
+export function generateGlobalToken(): string {
+  return randomBytes(24).toString("base64url");
+}
 
 /**
  * The global token: given by the user, or generated on first start and kept in the data dir
