@@ -195,7 +195,6 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       settingsStream.close();
       agentSockets.closeAll();
       acceptor.closeAll(1001, "server shutting down");
-      app.dropHeldSockets();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections?.();
@@ -211,7 +210,6 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     (aborting ??= (async () => {
       // The process is in an unknown state: drop connections rather than close them politely.
       acceptor.terminateAll();
-      app.dropHeldSockets();
       http.closeAllConnections?.();
       http.close();
       await Promise.allSettled([hybrid.close(), registry.closeAll()]);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { ErrorCode } from "../contract/types.ts";
 import { Authenticator, clientAddress, type Authenticated } from "./auth.ts";
+import type { CredentialKind } from "./failure-throttle.ts";
 import { expectObject, readJson, requiredString } from "./body.ts";
 import { answerSocket, ApiError, sendError, toApiError } from "./errors.ts";
 import { DEFAULT_HTTP_LIMITS, LARGE_RESPONSE_BYTES, responseDeadlineMs, type HttpLimits } from "./http-limits.ts";
@@ -113,8 +114,8 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
 }
 
 /** Refuse a WebSocket handshake with a plain HTTP answer: no upgrade happens. */
-export function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message: string): void {
-  answerSocket(socket, status, code, message);
+export function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
+  answerSocket(socket, status, code, message, headers);
 }
 
 /**
@@ -124,8 +125,6 @@ export function refuseUpgrade(socket: Duplex, status: number, code: ErrorCode, m
 export class App {
   private readonly routes: Route[] = [];
   private readonly upgrades: UpgradeRoute[] = [];
-  /** upgrade requests whose 401 is being held back by the failure throttle */
-  private readonly heldSockets = new Set<Duplex>();
 
   constructor(
     readonly auth: Authenticator,
@@ -218,44 +217,46 @@ export class App {
     throw new ApiError(ErrorCode.NOT_FOUND, `no such route: ${req.method} ${url.pathname}`);
   }
 
-  /** Authenticates, or answers 401 (held back after repeated failures) and returns null. */
-  private authenticateOrRefuse(req: IncomingMessage, res: ServerResponse): Authenticated | null {
-    const auth = this.auth.authenticate(req);
-    if (auth) {
-      this.auth.throttle.succeed(clientAddress(req));
-      return auth;
+  /**
+   * Checks a presented credential of `kind` under the failure throttle, in one synchronous step:
+   * the check's result, or an ApiError — 429 `RATE_LIMITED` with `Retry-After` when the address
+   * must wait (the credential is then not checked at all), 401 when it was wrong (counted).
+   */
+  checkCredential<T>(req: IncomingMessage, kind: CredentialKind, check: () => T | null, wrong: string): T | ApiError {
+    const address = clientAddress(req);
+    const wait = this.auth.throttle.wait(kind, address);
+    if (wait !== null) {
+      const seconds = Math.max(1, Math.ceil(wait / 1000));
+      return new ApiError(ErrorCode.RATE_LIMITED, `too many failed attempts from this address; try again in ${seconds} s`, { "retry-after": String(seconds) });
     }
-    this.refuse(req, () => sendError(res, new ApiError(ErrorCode.UNAUTHORIZED, "missing or invalid credential", { "www-authenticate": "Bearer" })), () => res.destroy());
-    return null;
+    const result = check();
+    if (result !== null) return result;
+    this.auth.throttle.fail(kind, address);
+    return new ApiError(ErrorCode.UNAUTHORIZED, wrong, kind === "hook" ? {} : { "www-authenticate": "Bearer" });
   }
 
-  /** Count a failure when a credential was offered, then answer after the address's delay (or drop it). */
-  private refuse(req: IncomingMessage, answer: () => void, drop: () => void): void {
-    if (!this.auth.hasCredential(req)) {
-      answer();
-      return;
+  /** Authenticates the request's Bearer token or cookie, or says why not (a missing credential is not a guess: 401, uncounted). */
+  private authenticateRequest(req: IncomingMessage): Authenticated | ApiError {
+    const kind = this.auth.credentialKind(req);
+    if (kind === null) return new ApiError(ErrorCode.UNAUTHORIZED, "missing or invalid credential", { "www-authenticate": "Bearer" });
+    return this.checkCredential(req, kind, () => this.auth.authenticate(req), "missing or invalid credential");
+  }
+
+  /** Authenticates, or answers 401 or 429 and returns null. */
+  private authenticateOrRefuse(req: IncomingMessage, res: ServerResponse): Authenticated | null {
+    const auth = this.authenticateRequest(req);
+    if (auth instanceof ApiError) {
+      sendError(res, auth);
+      return null;
     }
-    const address = clientAddress(req);
-    const delay = this.auth.throttle.fail(address);
-    if (delay === null) drop();
-    else this.auth.throttle.hold(address, delay, answer);
+    return auth;
   }
 
   private async login({ req, res }: PublicRouteContext): Promise<symbol> {
     const body = expectObject(await readJson(req));
     const token = requiredString(body, "token", 512);
-    const address = clientAddress(req);
-    const principal = this.auth.resolveToken(token);
-    if (!principal) {
-      const delay = this.auth.throttle.fail(address);
-      if (delay === null) {
-        res.destroy();
-        return HANDLED;
-      }
-      await new Promise<void>((resolve) => this.auth.throttle.hold(address, delay, resolve));
-      throw new ApiError(ErrorCode.UNAUTHORIZED, "wrong token");
-    }
-    this.auth.throttle.succeed(address);
+    const principal = this.checkCredential(req, "token", () => this.auth.resolveToken(token), "wrong token");
+    if (principal instanceof ApiError) throw principal;
     res.writeHead(204, { "set-cookie": this.auth.loginCookie(principal, req), "cache-control": "no-store" });
     res.end();
     return HANDLED;
@@ -264,19 +265,16 @@ export class App {
   /** `GET /?token=…`: the login link printed at start. Sets the cookie and sends the browser to a clean URL. */
   private loginByLink(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const token = url.searchParams.get("token") ?? "";
-    const principal = this.auth.resolveToken(token);
-    const address = clientAddress(req);
+    const principal = this.checkCredential(req, "token", () => this.auth.resolveToken(token), "wrong token");
     const redirect = (extra: Record<string, string>) => {
       res.writeHead(302, { location: "/", "cache-control": "no-store", "referrer-policy": "no-referrer", ...extra });
       res.end();
     };
-    if (!principal) {
-      const delay = this.auth.throttle.fail(address);
-      if (delay === null) res.destroy();
-      else this.auth.throttle.hold(address, delay, () => redirect({}));
+    // A wrong or throttled link lands on the login page, without a cookie.
+    if (principal instanceof ApiError) {
+      redirect({});
       return;
     }
-    this.auth.throttle.succeed(address);
     redirect({ "set-cookie": this.auth.loginCookie(principal, req) });
   }
 
@@ -285,12 +283,6 @@ export class App {
     const proxied = req.headers.forwarded !== undefined || req.headers["x-forwarded-proto"] !== undefined || req.headers["x-forwarded-host"] !== undefined;
     const hint = proxied && !this.auth.trustProxy ? " (behind a reverse proxy? start webmux serve with --trust-proxy)" : "";
     return `cross-origin ${what} refused${hint}`;
-  }
-
-  /** Server shutdown: drop handshakes still waiting for their delayed refusal. */
-  dropHeldSockets(): void {
-    for (const socket of this.heldSockets) socket.destroy();
-    this.heldSockets.clear();
   }
 
   handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -304,25 +296,11 @@ export class App {
       return;
     }
     try {
-      const auth = this.auth.authenticate(req);
-      if (!auth) {
-        // While its answer is held back, a socket whose peer hangs up is dropped at once, and server
-        // shutdown drops every one still held (they would otherwise keep close() waiting).
-        this.heldSockets.add(socket);
-        const release = () => this.heldSockets.delete(socket);
-        socket.once("end", () => socket.destroy());
-        socket.once("close", release);
-        this.refuse(
-          req,
-          () => {
-            release();
-            refuseUpgrade(socket, 401, ErrorCode.UNAUTHORIZED, "missing or invalid credential");
-          },
-          () => socket.destroy(),
-        );
+      const auth = this.authenticateRequest(req);
+      if (auth instanceof ApiError) {
+        refuseUpgrade(socket, auth.status, auth.code, auth.message, auth.headers);
         return;
       }
-      this.auth.throttle.succeed(clientAddress(req));
       if (auth.via === "cookie" && !this.auth.isSameOrigin(req)) {
         refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, this.crossOriginMessage(req, "WebSocket"));
         return;

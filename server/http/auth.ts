@@ -70,9 +70,10 @@ export class Authenticator {
     return this.options.denyPrincipal?.(principal) ?? null;
   }
 
-  /** Whether the request carried any credential at all (a missing one is not a guess). */
-  hasCredential(req: IncomingMessage): boolean {
-    return req.headers.authorization !== undefined || parseCookies(req.headers.cookie).has(LOGIN_COOKIE);
+  /** Which kind of credential the request presents (the one `authenticate` checks), or null for none: a missing one is not a guess. */
+  credentialKind(req: IncomingMessage): "token" | "cookie" | null {
+    if (req.headers.authorization !== undefined) return "token";
+    return parseCookies(req.headers.cookie).has(LOGIN_COOKIE) ? "cookie" : null;
   }
 
   /** The login cookie for a response to `req`: `Secure` whenever the browser came over HTTPS. */
@@ -99,7 +100,7 @@ export class Authenticator {
   }
 }
 
-/** The address failures are counted against. */
+/** The peer's address (the failure throttle groups it: IPv6 by /64). */
 export function clientAddress(req: IncomingMessage): string {
   return req.socket.remoteAddress ?? "unknown";
 }

@@ -62,10 +62,13 @@ const STATUS_TEXT: Record<number, string> = {
  * An error answered on a bare connection (a refused handshake, a request the HTTP parser refused,
  * a connection past a limit), in the same shape as sendError's; then the connection closes.
  */
-export function answerSocket(socket: Duplex, status: number, code: ErrorCode, message: string): void {
+export function answerSocket(socket: Duplex, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
   if (socket.destroyed) return;
   const body = JSON.stringify(errorBody(code, message));
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
 }

@@ -74,15 +74,16 @@ export function registerHybridRoutes(app: App, manager: HybridManager, registry:
 
 /**
  * The internal hook route: it carries the session's own secret instead of a credential of the
- * app. A wrong or missing secret gets 401, like any failed credential.
+ * app. A wrong or missing secret gets 401, like any failed credential, and guesses are throttled.
  */
 export function registerHookRoute(app: App, manager: HybridManager): void {
   app.publicRoute("POST", HOOK_PATH, async ({ req, res, params }) => {
     const secret = req.headers["x-webmux-hook-secret"];
-    const target = typeof secret === "string" ? manager.hookTarget(params.id!, secret) : null;
-    if (!target) {
+    // Guesses at hook secrets are throttled like any credential's, counted apart from tokens'.
+    const target = app.checkCredential(req, "hook", () => (typeof secret === "string" ? manager.hookTarget(params.id!, secret) : null), "missing or invalid hook secret");
+    if (target instanceof ApiError) {
       req.resume();
-      throw new ApiError(ErrorCode.UNAUTHORIZED, "missing or invalid hook secret");
+      throw target;
     }
     const body = expectObject(await readJson(req, MAX_HOOK_BODY_BYTES));
     target.handleHook(requiredString(body, "event", MAX_NAME_CHARS), body.payload);
