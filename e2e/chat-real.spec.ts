@@ -1,6 +1,6 @@
 /**
  * The chat view against the real Claude Code and Codex (the pinned CLIs the hybrid tests install,
- * server/hybrid/testing/real-agents.ts) talking to mock model APIs on 127.0.0.1: what a user taps
+ * server/testing/agents/real-agents.ts) talking to mock model APIs on 127.0.0.1: what a user taps
  * reaches the real program in the shape it takes — a permission allowed, AskUserQuestion answered
  * in the user's own words, Codex's sandbox said and used.
  */
@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
 import type { SessionInfo } from "../server/contract/types.ts";
-import { realAgentCli, startRealClaude, startRealCodex, type RealClaude, type RealCodex } from "../server/hybrid/testing/real-agents.ts";
+import { realAgentCli, startRealClaude, startRealCodex, type RealClaude, type RealCodex } from "../server/testing/agents/real-agents.ts";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
 import { logIn } from "./terminal-helpers.ts";
 

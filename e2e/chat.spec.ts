@@ -1,6 +1,6 @@
 /**
  * The chat view of a hybrid session against the real server and the scripted fake Claude Code
- * (server/hybrid/fake-agent): Markdown replies, permission prompts answered once for every tab,
+ * (server/testing/agents/fake): Markdown replies, permission prompts answered once for every tab,
  * Stop, AskUserQuestion (options or the user's own words), ExitPlanMode, Codex's sandbox note, an
  * offline draft sent exactly once, a move that shows the moved banner and does not reconnect, the
  * way between terminal and chat, and a phone screenshot.
@@ -14,8 +14,8 @@ import type { SessionInfo } from "../server/contract/types.ts";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
 import { logIn, pressInTerminal, typeInTerminal, waitForPhase, waitForServiceWorker, waitForText, type PageGlobals } from "./terminal-helpers.ts";
 
-const FAKE_CLAUDE = fileURLToPath(new URL("../server/hybrid/fake-agent/fake-claude.mjs", import.meta.url));
-const FAKE_CODEX = fileURLToPath(new URL("../server/hybrid/fake-agent/fake-codex.mjs", import.meta.url));
+const FAKE_CLAUDE = fileURLToPath(new URL("../server/testing/agents/fake/fake-claude.mjs", import.meta.url));
+const FAKE_CODEX = fileURLToPath(new URL("../server/testing/agents/fake/fake-codex.mjs", import.meta.url));
 const SCREENSHOTS = join(import.meta.dirname, "..", "test-results", "screenshots");
 /**
  * How long a stopped page is watched for a reconnect that must not come: four times the first

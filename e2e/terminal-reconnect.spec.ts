@@ -21,7 +21,7 @@ import {
 } from "./terminal-helpers.ts";
 
 /** The fake Claude Code a hybrid session runs in tests (server/hybrid). */
-const FAKE_CLAUDE = fileURLToPath(new URL("../server/hybrid/fake-agent/fake-claude.mjs", import.meta.url));
+const FAKE_CLAUDE = fileURLToPath(new URL("../server/testing/agents/fake/fake-claude.mjs", import.meta.url));
 const LINES = 3000;
 /** Prints line-1 … line-3000, one per millisecond, once it reads `g`: a few seconds of output. */
 const COUNTER = `

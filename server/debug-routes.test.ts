@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fetchDebugStats } from "./load/debug-stats.ts";
+import { fetchDebugStats } from "./testing/debug-stats.ts";
 import { TerminalClient } from "./testing/terminal-client.ts";
 import { startTestServer, type TestServer } from "./testing/test-server.ts";
 import { waitFor } from "./testing/wait.ts";

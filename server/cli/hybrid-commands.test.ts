@@ -1,7 +1,7 @@
 /**
  * The CLI's hybrid-session commands end to end: `webmux new --agent`, `ls`, `move` and `attach`
  * (`--take` too) as real processes against a real server whose sessions run the scripted fake
- * Claude (server/hybrid/fake-agent), named through the server's environment.
+ * Claude (server/testing/agents/fake), named through the server's environment.
  */
 import { execFile } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -9,14 +9,14 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CloseCode } from "../contract/protocol.ts";
 import type { SessionInfo } from "../contract/types.ts";
-import { FAKE_CLAUDE, startHybridFixture, type HybridFixture } from "../hybrid/testing/hybrid-fixture.ts";
+import { FAKE_CLAUDE, startHybridFixture, type HybridFixture } from "../testing/hybrid-fixture.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { TEST_SHELL_COMMAND } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { EXIT_BUSY } from "./hybrid-move.ts";
 import { OuterTerminal } from "./outer-terminal.ts";
 
-const FAKE_CODEX = fileURLToPath(new URL("../hybrid/fake-agent/fake-codex.mjs", import.meta.url));
+const FAKE_CODEX = fileURLToPath(new URL("../testing/agents/fake/fake-codex.mjs", import.meta.url));
 const WEBMUX_BIN = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bin", "webmux.js");
 /** What the fake TUI draws when it waits for a prompt. */
 const TUI_PROMPT = "\x1b[1m>\x1b[0m ";

@@ -6,7 +6,7 @@ import { spawn as spawnPty, type IPty } from "node-pty";
 import QRCode from "qrcode";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { writeTestCertificate, type TestCertificate } from "../http/test-certificate.ts";
+import { writeTestCertificate, type TestCertificate } from "../testing/test-certificate.ts";
 import { waitFor } from "../testing/wait.ts";
 import { listeningUrl, NODE_WEBMUX, REPO_ROOT, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bracketPasteBytes, bracketPasteText, stripPasteMarkerBytes, stripPasteMarkers } from "./bracketed-paste.ts";
-import { hex, toHex } from "./test-hex.ts";
+import { hex, toHex } from "../testing/hex.ts";
 
 describe("bracketed paste", () => {
   it("wraps text between ESC [ 200 ~ and ESC [ 201 ~", () => {

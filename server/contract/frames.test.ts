@@ -31,7 +31,7 @@ import { MAX_CLIENT_FRAME_BYTES, MAX_SUBMISSION_BODY_BYTES, colorSchemeReport } 
 import { decodeSessionListEvent, encodeSessionListEvent } from "./session-list.ts";
 import type { ControlPayload, PositionPayload, SessionInfo } from "./types.ts";
 import { encodeUtf8 } from "./utf8.ts";
-import { asciiHex, hex, toHex } from "./test-hex.ts";
+import { asciiHex, hex, toHex } from "../testing/hex.ts";
 
 const session: SessionInfo = {
   id: "abc12345",

@@ -11,7 +11,7 @@ import {
   sanitizeLabel,
 } from "./protocol.ts";
 import { encodeUtf8 } from "./utf8.ts";
-import { toHex } from "./test-hex.ts";
+import { toHex } from "../testing/hex.ts";
 
 describe("close codes", () => {
   it("match docs/protocol.md § Close codes", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeServerFrame, encodeOutput, encodePosition, type ServerMessage } from "./frames.ts";
 import { StreamTracker } from "./stream-tracker.ts";
-import { hex } from "./test-hex.ts";
+import { hex } from "../testing/hex.ts";
 
 const decode = (frame: Uint8Array) => decodeServerFrame(frame) as ServerMessage;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { asciiHex, hex, toHex } from "../contract/test-hex.ts";
+import { asciiHex, hex, toHex } from "../testing/hex.ts";
 import {
   decodeHostFrame,
   encodeHostFrame,

@@ -5,7 +5,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { RawWebSocket } from "../load/raw-websocket.ts";
+import { RawWebSocket } from "../testing/raw-websocket.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { DEFAULT_HTTP_LIMITS, HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, responseDeadlineMs } from "./http-limits.ts";

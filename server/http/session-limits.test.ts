@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ClientFrame } from "../contract/frames.ts";
 import { MAX_GRID_CELLS } from "../contract/protocol.ts";
-import { FAKE_CLAUDE } from "../hybrid/testing/hybrid-fixture.ts";
+import { FAKE_CLAUDE } from "../testing/hybrid-fixture.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";

@@ -8,7 +8,7 @@ import WebSocket from "ws";
 import { decodeServerFrame, encodeInput } from "../contract/frames.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
-import { writeTestCertificate, type TestCertificate } from "./test-certificate.ts";
+import { writeTestCertificate, type TestCertificate } from "../testing/test-certificate.ts";
 
 type Answer = { status: number; headers: IncomingHttpHeaders; body: string };
 

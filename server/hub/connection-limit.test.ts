@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fetchDebugStats } from "../load/debug-stats.ts";
-import { RawWebSocket } from "../load/raw-websocket.ts";
+import { fetchDebugStats } from "../testing/debug-stats.ts";
+import { RawWebSocket } from "../testing/raw-websocket.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { ConnectionLimiter, connectionAddress, connectionLimits, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from "./connection-limit.ts";

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHAT_PROTOCOL } from "../contract/chat.ts";
 import { CloseCode } from "../contract/protocol.ts";
-import type { ChatClient } from "./testing/chat-client.ts";
-import { maxConcurrentAgents, startHybridFixture, type HybridFixture } from "./testing/hybrid-fixture.ts";
+import type { ChatClient } from "../testing/chat-client.ts";
+import { maxConcurrentAgents, startHybridFixture, type HybridFixture } from "../testing/hybrid-fixture.ts";
 
 let fx: HybridFixture;
 beforeEach(async () => {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { writeTestCertificate } from "../http/test-certificate.ts";
+import { writeTestCertificate } from "../testing/test-certificate.ts";
 
 const RELAY = fileURLToPath(new URL("./hook-relay.mjs", import.meta.url));
 const dirs: string[] = [];

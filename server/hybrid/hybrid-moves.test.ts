@@ -8,8 +8,8 @@ import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
 import { INTERRUPT_WAIT_MS } from "./chat-end.ts";
 import { HOOK_SECRET_VARIABLE } from "./hybrid-manager.ts";
-import type { ChatClient } from "./testing/chat-client.ts";
-import { FAKE_CLAUDE, maxConcurrentAgents, startHybridFixture, type HybridFixture } from "./testing/hybrid-fixture.ts";
+import type { ChatClient } from "../testing/chat-client.ts";
+import { FAKE_CLAUDE, maxConcurrentAgents, startHybridFixture, type HybridFixture } from "../testing/hybrid-fixture.ts";
 
 let fx: HybridFixture;
 beforeEach(async () => {

@@ -16,10 +16,10 @@ import type { HybridInfo, SessionInfo } from "../contract/types.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { ChatClient } from "./testing/chat-client.ts";
-import { FAKE_CLAUDE } from "./testing/hybrid-fixture.ts";
-import { AGENT_CLIS } from "./testing/install-agent-clis.mjs";
-import { realAgentCli, startRealClaude, type RealClaude } from "./testing/real-agents.ts";
+import { ChatClient } from "../testing/chat-client.ts";
+import { FAKE_CLAUDE } from "../testing/hybrid-fixture.ts";
+import { AGENT_CLIS } from "../testing/agents/install-agent-clis.mjs";
+import { realAgentCli, startRealClaude, type RealClaude } from "../testing/agents/real-agents.ts";
 
 const claude = realAgentCli("claude");
 /** A real start or turn against the local mock takes about a second; a busy 2-core machine may take many. */

@@ -17,12 +17,12 @@ import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
 import { CODEX_CHAT_SANDBOX_TEXT } from "./adapters/codex.ts";
-import { ChatClient } from "./testing/chat-client.ts";
-import { AGENT_CLIS } from "./testing/install-agent-clis.mjs";
-import { realAgentCli, startRealCodex, type RealCodex } from "./testing/real-agents.ts";
+import { ChatClient } from "../testing/chat-client.ts";
+import { AGENT_CLIS } from "../testing/agents/install-agent-clis.mjs";
+import { realAgentCli, startRealCodex, type RealCodex } from "../testing/agents/real-agents.ts";
 
 const codex = realAgentCli("codex");
-const FAKE_CODEX = fileURLToPath(new URL("./fake-agent/fake-codex.mjs", import.meta.url));
+const FAKE_CODEX = fileURLToPath(new URL("../testing/agents/fake/fake-codex.mjs", import.meta.url));
 /** A real start or turn against the local mock takes about a second; a busy 2-core machine may take many. */
 const REAL_MS = 60_000;
 /** A whole test: several starts, turns and moves. */

@@ -25,7 +25,7 @@ type SmokeResult = {
 function runSmoke(): Promise<SmokeResult> {
   if (!existsSync(BUN)) return Promise.reject(new Error(`no bun binary at ${BUN}: run npm install`));
   return new Promise((resolve, reject) => {
-    execFile(BUN, ["server/pty/bun-smoke.ts"], { cwd: REPO_ROOT, timeout: SMOKE_TIMEOUT_MS }, (err, stdout, stderr) => {
+    execFile(BUN, ["server/testing/smoke/bun-pty-smoke.ts"], { cwd: REPO_ROOT, timeout: SMOKE_TIMEOUT_MS }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`bun-smoke failed: ${err.message}\n${stderr}`));
       const line = stdout.trim().split("\n").pop() ?? "";
       try {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
-import { startServerProcess, type ServerProcess } from "../load/server-process.ts";
+import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
 import { waitFor } from "../testing/wait.ts";
 
 /** A shell whose master is only held by the server dies of the hang-up well within this. */

@@ -262,8 +262,8 @@ describe("HeadlessScreen", () => {
   });
 
   it.each([
-    ["bun", [`${repoRoot}node_modules/.bin/bun`, "server/session/headless-bun-smoke.ts"]],
-    ["node with the tsx loader", [process.execPath, "--import", "tsx", "server/session/headless-bun-smoke.ts"]],
+    ["bun", [`${repoRoot}node_modules/.bin/bun`, "server/testing/smoke/headless-bun-smoke.ts"]],
+    ["node with the tsx loader", [process.execPath, "--import", "tsx", "server/testing/smoke/headless-bun-smoke.ts"]],
   ])("works and lets the process exit under %s", async (_runtime, [command, ...args]) => {
     const { stdout } = await run(command, args, { cwd: repoRoot, timeout: 20_000 });
     expect(JSON.parse(stdout.trim())).toMatchObject({ ok: true, lines: ["$ echo 世界", "世界"] });

@@ -1,24 +1,38 @@
 /**
  * The `webmux` command as a test runs it: a real process from the checkout, its output kept, its
- * exit awaited. Tests that start servers this way call `stopWebmuxProcesses` after each test.
+ * exit awaited. The one launcher of server processes for tests (stress, fault, CLI, host and TLS
+ * tests alike); tests that start them with `runWebmux` call `stopWebmuxProcesses` after each test.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "./wait.ts";
 
 export const REPO_ROOT = join(import.meta.dirname, "..", "..");
 /** `node bin/webmux.js`; pass another runtime (e.g. Bun with server/main.ts) to run it there. */
 export const NODE_WEBMUX = [process.execPath, "bin/webmux.js"];
+/** Bun, a devDependency: `bun server/main.ts` runs the sources natively. */
+export const BUN_BINARY = join(REPO_ROOT, "node_modules", ".bin", "bun");
+export const BUN_WEBMUX = [BUN_BINARY, "server/main.ts"];
 /** Start-up includes loading TypeScript through tsx on a busy machine. */
 const LISTENING_TIMEOUT_MS = 20_000;
 
 export type WebmuxRun = { proc: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> };
 
+export type WebmuxRunOptions = {
+  runtime?: string[];
+  /** added to the test's own environment */
+  env?: Record<string, string>;
+  /** leave out every WEBMUX_* variable of the test's own environment, so only the flags configure it */
+  isolated?: boolean;
+};
+
 const running: ChildProcess[] = [];
 
-export function runWebmux(args: string[], options: { runtime?: string[]; env?: Record<string, string> } = {}): WebmuxRun {
+export function runWebmux(args: string[], options: WebmuxRunOptions = {}): WebmuxRun {
   const [file, ...prefix] = options.runtime ?? NODE_WEBMUX;
-  const proc = spawn(file!, [...prefix, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
+  const base = options.isolated ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("WEBMUX_"))) : process.env;
+  const proc = spawn(file!, [...prefix, ...args], { cwd: REPO_ROOT, env: { ...base, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
   running.push(proc);
   let out = "";
   let err = "";
@@ -28,12 +42,73 @@ export function runWebmux(args: string[], options: { runtime?: string[]; env?: R
   return { proc, out: () => out, err: () => err, exit };
 }
 
-/** The URL of the `listening on …` line, once it is there. */
+/** The URL of the `listening on …` line, once it is there; fails at once when the process exits first. */
 export function listeningUrl(run: WebmuxRun, pattern = /^listening on (https?:\/\/\S+)$/m): Promise<string> {
-  return waitFor(() => pattern.exec(run.out())?.[1], { timeout: LISTENING_TIMEOUT_MS, message: `listening line (stderr: ${run.err()})` });
+  let exited = false;
+  void run.exit.then(() => (exited = true));
+  return waitFor(
+    () => {
+      const url = pattern.exec(run.out())?.[1];
+      if (url === undefined && exited) throw new Error(`webmux exited before listening: ${run.err()}`);
+      return url;
+    },
+    { timeout: LISTENING_TIMEOUT_MS, message: `listening line (stderr: ${run.err()})` },
+  );
 }
 
 /** SIGKILL whatever a test left running. */
 export function stopWebmuxProcesses(): void {
   for (const proc of running.splice(0)) proc.kill("SIGKILL");
+}
+
+export type ServerProcess = {
+  proc: ChildProcess;
+  url: string;
+  token: string;
+  stdout(): string;
+  stderr(): string;
+  /** the exit code (null when ended by a signal) */
+  exit: Promise<number | null>;
+  /** SIGTERM, then wait for the exit */
+  stop(): Promise<number | null>;
+};
+
+/** The global token stress tests give their server processes. */
+export const LOAD_TEST_TOKEN = "load-test-token-0123456789";
+
+/**
+ * `webmux serve --port 0 …` (under Node, or `bun server/main.ts serve …`) in its own process, so
+ * it has a core (and an RSS) of its own, configured by its flags only. With `token: null` the server
+ * generates (or reuses) the one kept in the data dir. Stopped by `stop()` (or `stopWebmuxProcesses`).
+ */
+export async function startServerProcess(
+  dataDir: string,
+  args: string[] = [],
+  token: string | null = LOAD_TEST_TOKEN,
+  runtime: "node" | "bun" = "node",
+): Promise<ServerProcess> {
+  const tokenArgs = token === null ? [] : ["--token", token];
+  const run = runWebmux(["serve", "--port", "0", "--data-dir", dataDir, ...tokenArgs, ...args], {
+    runtime: runtime === "bun" ? BUN_WEBMUX : NODE_WEBMUX,
+    isolated: true,
+  });
+  const { proc, exit } = run;
+  let exited = false;
+  void exit.then(() => (exited = true));
+  const url = await listeningUrl(run, /^listening on (http:\/\/[^\s]+)$/m).catch((e: Error) => {
+    proc.kill("SIGKILL");
+    throw new Error(`${e.message}; stderr: ${run.err()}`);
+  });
+  return {
+    proc,
+    url,
+    token: token ?? (JSON.parse(readFileSync(join(dataDir, "global-token.json"), "utf8")) as { token: string }).token,
+    stdout: run.out,
+    stderr: run.err,
+    exit,
+    async stop() {
+      if (!exited) proc.kill("SIGTERM");
+      return exit;
+    },
+  };
 }

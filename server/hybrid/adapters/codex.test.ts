@@ -6,10 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readSessionInfo } from "../../contract/payloads.ts";
 import { CloseCode } from "../../contract/protocol.ts";
 import { TerminalClient } from "../../testing/terminal-client.ts";
-import { startHybridFixture, type HybridFixture } from "../testing/hybrid-fixture.ts";
+import { startHybridFixture, type HybridFixture } from "../../testing/hybrid-fixture.ts";
 import { CODEX_CHAT_SANDBOX_TEXT } from "./codex.ts";
 
-const FAKE_CODEX = fileURLToPath(new URL("../fake-agent/fake-codex.mjs", import.meta.url));
+const FAKE_CODEX = fileURLToPath(new URL("../../testing/agents/fake/fake-codex.mjs", import.meta.url));
 
 let fx: HybridFixture;
 let codexHome: string;

@@ -1,12 +1,12 @@
 /**
- * Smoke scenario for the PTY layer under Bun: `npx bun server/pty/bun-smoke.ts`.
+ * Smoke scenario for the PTY layer under Bun: `npx bun server/testing/smoke/bun-pty-smoke.ts`.
  * Goes through ./index.ts exactly as the server does and prints one JSON line with what each
  * scenario observed; bun-pty.test.ts runs it and asserts on the result.
  */
 import { createRequire } from "node:module";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { PTY_RUNTIME, spawnPty, terminate, type PtyExit, type PtySpawnOptions } from "./index.ts";
+import { PTY_RUNTIME, spawnPty, terminate, type PtyExit, type PtySpawnOptions } from "../../pty/index.ts";
 
 const BASH = ["bash", "--norc", "--noprofile"];
 /** SIGKILL grace for the terminate scenario: short, it is about the escalation. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { TerminalClient } from "../testing/terminal-client.ts";
+import type { TerminalClient } from "./terminal-client.ts";
 
 /** Bytes per hashed range: a mismatch is reported within 64 KiB, not somewhere in 50 MB. */
 export const HASH_RANGE_BYTES = 64 * 1024;

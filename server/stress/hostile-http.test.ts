@@ -8,7 +8,7 @@ import { BASE_FAILURE_DELAY_MS, FREE_FAILURES } from "../http/failure-throttle.t
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
-import { RawWebSocket } from "./raw-websocket.ts";
+import { RawWebSocket } from "../testing/raw-websocket.ts";
 
 /** What must never leave the server through the static file handler. */
 const SECRET = "TOP-SECRET-7f3a9c";

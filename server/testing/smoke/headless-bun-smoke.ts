@@ -4,7 +4,7 @@
  * its own (an idle or finished screen must not keep the process alive).
  * headless-screen.test.ts runs it under both runtimes.
  */
-import { HeadlessScreen } from "./headless-screen.ts";
+import { HeadlessScreen } from "../../session/headless-screen.ts";
 
 /** How long the worker may take to go away after the last screen is disposed. */
 const WORKER_EXIT_DEADLINE_MS = 5_000;

@@ -7,9 +7,9 @@ import { CloseCode } from "../contract/protocol.ts";
 import type { SessionInfo } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { fetchDebugStats } from "./debug-stats.ts";
-import { startServerProcess, type ServerProcess } from "./server-process.ts";
-import { assertSameBytes, numberedLines, PERL_OUT, receivedFromStart } from "./stream-check.ts";
+import { fetchDebugStats } from "../testing/debug-stats.ts";
+import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
+import { assertSameBytes, numberedLines, PERL_OUT, receivedFromStart } from "../testing/stream-check.ts";
 
 /** Lines of the warm-up run (~10 MB): the fast clients' speed with nobody slow attached. */
 const BASELINE_LINES = 750_000;

@@ -8,9 +8,9 @@ import type { SessionInfo } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
-import { fetchDebugStats } from "./debug-stats.ts";
-import { startServerProcess } from "./server-process.ts";
-import { assertSameBytes, receivedFromStart } from "./stream-check.ts";
+import { fetchDebugStats } from "../testing/debug-stats.ts";
+import { startServerProcess } from "../testing/webmux-process.ts";
+import { assertSameBytes, receivedFromStart } from "../testing/stream-check.ts";
 
 /** Clients attached when the program exits (the figure). */
 const ATTACHED = 20;

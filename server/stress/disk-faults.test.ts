@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Settings, TokenInfo } from "../contract/types.ts";
 import { startTestServer } from "../testing/test-server.ts";
-import { TinyFs } from "./tiny-fs.ts";
+import { TinyFs } from "../testing/tiny-fs.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const run = promisify(execFile);

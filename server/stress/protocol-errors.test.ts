@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_CLIENT_FRAME_BYTES } from "../contract/protocol.ts";
 import type { SessionInfo } from "../contract/types.ts";
-import { FAKE_CLAUDE } from "../hybrid/testing/hybrid-fixture.ts";
+import { FAKE_CLAUDE } from "../testing/hybrid-fixture.ts";
 import { TEST_SHELL_COMMAND } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
-import { Opcode, RawWebSocket } from "./raw-websocket.ts";
-import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { Opcode, RawWebSocket } from "../testing/raw-websocket.ts";
+import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
 
 /** The four frames of the kinds `ws` refuses with an error event (RFC 6455 §5.2, §5.3, §8.1). */
 export const BAD_FRAMES: Record<string, Buffer> = {

@@ -2,14 +2,14 @@
  * Measures HeadlessScreen: the worker's parse throughput on `cat`-like output (source
  * text, LF turned into CRLF as a PTY's onlcr does) and the main thread's cost per MB of
  * write(). Not a test; run it by hand:
- *   node --import tsx server/session/headless-screen-bench.ts [MB] [chunkKiB]
- *   node_modules/.bin/bun server/session/headless-screen-bench.ts [MB] [chunkKiB]
+ *   node --import tsx bench/headless-screen-bench.ts [MB] [chunkKiB]
+ *   node_modules/.bin/bun bench/headless-screen-bench.ts [MB] [chunkKiB]
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { HeadlessScreen, MAX_BACKLOG_BYTES } from "./headless-screen.ts";
+import { HeadlessScreen, MAX_BACKLOG_BYTES } from "../server/session/headless-screen.ts";
 
 /** Default amount of output to push through, in MB. */
 const DEFAULT_MEGABYTES = 100;
@@ -22,7 +22,7 @@ const PACE_SLEEP_MS = 1;
 const CORPUS_BYTES = 8 * 1024 * 1024;
 
 function corpus(): Uint8Array {
-  const root = fileURLToPath(new URL("../../node_modules/typescript/lib/", import.meta.url));
+  const root = fileURLToPath(new URL("../node_modules/typescript/lib/", import.meta.url));
   let text = "";
   for (const name of readdirSync(root).sort()) {
     if (!name.endsWith(".js") && !name.endsWith(".d.ts")) continue;

@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
-import { FAKE_CLAUDE } from "../hybrid/testing/hybrid-fixture.ts";
+import { FAKE_CLAUDE } from "../testing/hybrid-fixture.ts";
 import { waitFor } from "../testing/wait.ts";
-import { RawWebSocket } from "./raw-websocket.ts";
-import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { RawWebSocket } from "../testing/raw-websocket.ts";
+import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
 
 /** Inputs per property: every route and frame kind many times over, in about 15 s each on an idle machine. */
 const HTTP_RUNS = 1000;

@@ -8,9 +8,9 @@ import {
   type ChatPermission,
   type ChatServerEvent,
   type ChatStatus,
-} from "../../contract/chat.ts";
-import type { ControllerInfo, HybridEnd, SubmissionState } from "../../contract/types.ts";
-import { waitFor } from "../../testing/wait.ts";
+} from "../contract/chat.ts";
+import type { ControllerInfo, HybridEnd, SubmissionState } from "../contract/types.ts";
+import { waitFor } from "./wait.ts";
 
 export type ChatClientOptions = { token: string; client?: string; label?: string; since?: number; compress?: boolean };
 

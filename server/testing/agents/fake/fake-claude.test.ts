@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { messagesFromTranscript, transcriptPath } from "../adapters/claude-transcript.ts";
-import { FAKE_CLAUDE } from "../testing/hybrid-fixture.ts";
+import { messagesFromTranscript, transcriptPath } from "../../../hybrid/adapters/claude-transcript.ts";
+import { FAKE_CLAUDE } from "../../hybrid-fixture.ts";
 
 const CONVERSATION = "3f1b0c9e-1111-4222-8333-444455556666";
 let root: string;

@@ -8,8 +8,8 @@ import type { Session } from "../session/session.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
-import { fetchDebugStats, leakFigures } from "./debug-stats.ts";
-import { Opcode, RawWebSocket } from "./raw-websocket.ts";
+import { fetchDebugStats, leakFigures } from "../testing/debug-stats.ts";
+import { Opcode, RawWebSocket } from "../testing/raw-websocket.ts";
 
 /** Connect/disconnect cycles of the churn test (the figure). */
 const CYCLES = 1000;

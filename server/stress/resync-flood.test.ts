@@ -7,8 +7,8 @@ import { encodeResync, ServerFrame } from "../contract/frames.ts";
 import type { SessionInfo } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { Opcode, RawWebSocket } from "./raw-websocket.ts";
-import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { Opcode, RawWebSocket } from "../testing/raw-websocket.ts";
+import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
 
 /** The replay ring: every resync would copy it whole, as a snapshot. */
 const RING_BYTES = 1024 * 1024;

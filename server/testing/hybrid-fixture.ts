@@ -2,14 +2,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readSessionInfo } from "../../contract/payloads.ts";
-import type { HybridInfo, SessionInfo } from "../../contract/types.ts";
-import { startTestServer, type TestServer } from "../../testing/test-server.ts";
-import { waitFor } from "../../testing/wait.ts";
+import { readSessionInfo } from "../contract/payloads.ts";
+import type { HybridInfo, SessionInfo } from "../contract/types.ts";
+import { startTestServer, type TestServer } from "./test-server.ts";
+import { waitFor } from "./wait.ts";
 import { ChatClient, type ChatClientOptions } from "./chat-client.ts";
 
 /** The scripted stand-in for Claude Code (docs/design.md, Hybrid sessions). */
-export const FAKE_CLAUDE = fileURLToPath(new URL("../fake-agent/fake-claude.mjs", import.meta.url));
+export const FAKE_CLAUDE = fileURLToPath(new URL("./agents/fake/fake-claude.mjs", import.meta.url));
 
 export type PidLine = { pid: number; conversationId: string; what: "start" | "exit" };
 

@@ -20,9 +20,9 @@ import type { Session } from "../session/session.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
-import { fetchDebugStats } from "./debug-stats.ts";
-import { Opcode, RawWebSocket } from "./raw-websocket.ts";
-import { startServerProcess, type ServerProcess } from "./server-process.ts";
+import { fetchDebugStats } from "../testing/debug-stats.ts";
+import { Opcode, RawWebSocket } from "../testing/raw-websocket.ts";
+import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
 
 /** Fixed seed: the same frames every run, so a failure can be replayed. */
 const SEED = 0x5eed;

@@ -7,9 +7,9 @@ import { DEFAULT_SCROLLBACK_LINES } from "../session/headless-screen.ts";
 import type { SessionInfo } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { fetchDebugStats } from "./debug-stats.ts";
-import { startServerProcess, type ServerProcess } from "./server-process.ts";
-import { assertSameBytes, numberedLines, PERL_OUT, receivedFromStart } from "./stream-check.ts";
+import { fetchDebugStats } from "../testing/debug-stats.ts";
+import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
+import { assertSameBytes, numberedLines, PERL_OUT, receivedFromStart } from "../testing/stream-check.ts";
 
 /** Sessions printing at once (the figure). */
 const SESSIONS = 50;
