@@ -26,6 +26,10 @@ import { SettingsStream } from "./hub/settings-stream.ts";
 import { HybridManager } from "./hybrid/hybrid-manager.ts";
 import { hybridCreator, registerHookRoute, registerHybridRoutes } from "./hybrid/hybrid-routes.ts";
 import { SessionRegistry } from "./session/registry.ts";
+import { HostLink, type AdoptedRun } from "./host/host-link.ts";
+import { HostRefusedError } from "./host/host-client.ts";
+import { HostStartError } from "./host/spawn-host.ts";
+import { HostDirError } from "./host/host-dir.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { SettingsStore } from "./store/settings.ts";
 
@@ -53,6 +57,13 @@ export type WebmuxOptions = {
   maxSessions?: number;
   /** HTTP timeouts and connection caps (default DEFAULT_HTTP_LIMITS; tests shorten them) */
   httpLimits?: Partial<HttpLimits>;
+  /**
+   * Run every session's program in the data dir's session host, so sessions outlive this server
+   * (`--session-host`; docs/design.md, What survives a restart). Default: in this process.
+   */
+  sessionHost?: boolean;
+  /** With a session host: end every session when the server closes, as without one (`--stop-sessions-on-exit`). */
+  stopSessionsOnExit?: boolean;
 };
 
 export type Webmux = {
@@ -69,6 +80,12 @@ export type Webmux = {
   hybrid: HybridManager;
   agent: AgentApi;
   http: Server;
+  /** the session host the sessions run in, or null when they run in this process */
+  hostLink: HostLink | null;
+  /**
+   * Stop serving. Sessions end with the server, unless they run in a session host (and
+   * `stopSessionsOnExit` is off): then they keep running there for the next server.
+   */
   close(): Promise<void>;
   /**
    * The last line of defence after an uncaught exception: no goodbyes to clients, only every
@@ -117,14 +134,42 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     throw new StartupError(`cannot use data dir ${options.dataDir}: ${(err as Error).message}`);
   }
 
+  let hostLink: HostLink | null = null;
+  let adopted: AdoptedRun[] = [];
+  if (options.sessionHost) {
+    try {
+      ({ link: hostLink, adopted } = await HostLink.open({ dataDir: options.dataDir, bufferBytes: options.bufferBytes }));
+    } catch (err) {
+      if (err instanceof HostRefusedError || err instanceof HostStartError || err instanceof HostDirError) throw new StartupError(`session host: ${err.message}`);
+      throw err;
+    }
+  }
   const registry = new SessionRegistry({
     shell: options.shell,
     bufferBytes: options.bufferBytes,
-    spawnPty,
+    spawnPty: hostLink ? hostLink.spawnPty : spawnPty,
     prepareSpawn: integration.prepareSpawn,
     maxSessions: options.maxSessions,
   });
   const gate = new PrincipalGate(tokens, settings);
+  if (hostLink) {
+    const link = hostLink;
+    adoptSessions(registry, adopted);
+    const titles = new Map<string, string | null>();
+    registry.events.on("updated", (session, previewOnly) => {
+      if (previewOnly || titles.get(session.id) === session.customTitle) return;
+      titles.set(session.id, session.customTitle);
+      link.setTitle(session.id, session.customTitle);
+    });
+    registry.events.on("removed", (id) => {
+      titles.delete(id);
+      link.forget(id);
+    });
+    // The host is gone (killed): its programs with it. Their sessions are removed, as a delete would.
+    link.events.on("lost", () => {
+      for (const session of registry.list()) void registry.remove(session.id).catch(() => {});
+    });
+  }
   const auth = new Authenticator({
     globalToken: token,
     resolveAgentToken: (t) => tokens.resolve(t),
@@ -200,7 +245,9 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
         http.closeAllConnections?.();
       });
       await hybrid.close();
-      await registry.closeAll();
+      if (hostLink && !options.stopSessionsOnExit) registry.releaseAll();
+      else await registry.closeAll();
+      hostLink?.close();
       agent.close();
       tokens.flush();
     })());
@@ -212,8 +259,39 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       acceptor.terminateAll();
       http.closeAllConnections?.();
       http.close();
-      await Promise.allSettled([hybrid.close(), registry.closeAll()]);
+      // Sessions in a session host survive a crash of the server: that is what it is for.
+      if (hostLink && !options.stopSessionsOnExit) {
+        await hybrid.close().catch(() => {});
+        registry.releaseAll();
+        hostLink.close();
+      } else await Promise.allSettled([hybrid.close(), registry.closeAll()]);
     })());
 
-  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, close, abort };
+  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, hostLink, close, abort };
+}
+
+/** The sessions the host kept while no server ran, back in the registry with their ids and generations. */
+function adoptSessions(registry: SessionRegistry, adopted: AdoptedRun[]): void {
+  for (const a of adopted) {
+    if (!a.run) continue; // a session that never started a run has nothing to resume
+    registry.adopt({
+      id: a.id,
+      command: a.command,
+      cwd: a.cwd,
+      env: a.env,
+      cols: a.cols,
+      rows: a.rows,
+      title: a.title,
+      adopt: {
+        createdAt: a.createdAt,
+        generation: a.run.generation,
+        start: a.run.start,
+        bytes: a.bytes,
+        modes: a.run.modes,
+        pty: a.pty,
+        exitCode: a.run.exitCode,
+        submissions: a.submissions,
+      },
+    });
+  }
 }

@@ -8,7 +8,9 @@ import { WEBMUX_BUILD } from "../host/build.ts";
 import { HostConnection, HostUnavailableError } from "../host/host-client.ts";
 import { hostPaths, processExists } from "../host/host-dir.ts";
 import { PeerRole } from "../host/protocol.ts";
-import { EmptyService, SessionHost } from "../host/session-host.ts";
+import { HostedSessions } from "../host/hosted-sessions.ts";
+import { SessionHost } from "../host/session-host.ts";
+import { spawnPty } from "../pty/index.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import { commandHelp } from "./client-options.ts";
 import { defaultDataDir } from "./local-server.ts";
@@ -41,7 +43,9 @@ export async function hostCommand(argv: string[]): Promise<number> {
   if (dataDir === null) return 0;
   let exited!: (code: number) => void;
   const done = new Promise<number>((r) => (exited = r));
-  const host = new SessionHost({ dataDir, build: WEBMUX_BUILD, service: new EmptyService(), log: logLine, onExit: () => exited(0) });
+  const service = new HostedSessions(spawnPty, logLine);
+  const host = new SessionHost({ dataDir, build: WEBMUX_BUILD, service, log: logLine, onExit: () => exited(0) });
+  service.onChange = () => host.checkIdle("the last session ended and no server is connected");
   const started = await host.start();
   if (started.status === "running") {
     logLine(`another session host (pid ${started.pid}) already holds the sessions of ${dataDir}`);

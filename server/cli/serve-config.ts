@@ -36,6 +36,8 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: "no-qr", kind: "boolean", help: "do not show the login link as a QR code on a terminal" },
   { name: "open-api", kind: "boolean", help: "enable the Agent API (sets open_api.enabled)" },
   { name: "build-if-needed", kind: "boolean", help: "build the web client first if it is missing or stale" },
+  { name: "session-host", kind: "boolean", help: "run sessions in the session host of the data dir, so they outlive this server" },
+  { name: "stop-sessions-on-exit", kind: "boolean", help: "with --session-host: end every session when the server exits" },
   { name: "help", kind: "boolean", help: "show this help", short: "h", env: false },
 ];
 
@@ -105,6 +107,8 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
     qr: !(asBool(flagOrEnv(parsed, "no-qr", env)) ?? false),
     openApi: asBool(flagOrEnv(parsed, "open-api", env)),
     buildIfNeeded: asBool(flagOrEnv(parsed, "build-if-needed", env)) ?? false,
+    sessionHost: asBool(flagOrEnv(parsed, "session-host", env)) ?? false,
+    stopSessionsOnExit: asBool(flagOrEnv(parsed, "stop-sessions-on-exit", env)) ?? false,
     help: parsed.flags.get("help") === true,
   };
 }

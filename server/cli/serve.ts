@@ -34,6 +34,13 @@ function installLastLineOfDefence(server: Webmux): void {
   process.on("unhandledRejection", (reason) => crash("unhandled rejection", reason));
 }
 
+/** What a server that leaves its sessions in the session host says on exit. */
+export function keptSessionsLine(kept: number, dataDir: string): string {
+  if (kept === 0) return "no session keeps running";
+  const what = kept === 1 ? "1 session keeps" : `${kept} sessions keep`;
+  return `${what} running in the session host; end them with: webmux stop --data-dir ${dataDir}`;
+}
+
 export async function serveCommand(argv: string[]): Promise<number> {
   const config = parseServeConfig(argv, process.env);
   if (config.help) {
@@ -61,10 +68,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
         process.exit(130);
       }
       stopping = true;
-      process.stderr.write(`webmux: ${signal}, ending sessions…\n`);
+      const keeping = server.hostLink !== null && !config.stopSessionsOnExit;
+      const kept = keeping ? server.registry.list().filter((x) => x.status === "running").length : 0;
+      process.stderr.write(keeping ? `webmux: ${signal}, closing…\n` : `webmux: ${signal}, ending sessions…\n`);
       setTimeout(() => process.exit(1), FORCE_EXIT_WINDOW_MS * 2).unref();
       server.close().then(
-        () => resolve(0),
+        () => {
+          // docs/design.md, What survives a restart: the next `webmux serve` on this data dir takes them over.
+          if (keeping) process.stderr.write(`webmux: ${keptSessionsLine(kept, config.dataDir)}\n`);
+          resolve(0);
+        },
         (err) => {
           process.stderr.write(`webmux: shutdown failed: ${(err as Error).message}\n`);
           resolve(1);

@@ -74,6 +74,8 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
     if (hybrid !== undefined && command) throw invalid("a hybrid session runs its agent: leave out command");
     try {
       const session = hybrid !== undefined ? await createHybrid!(hybrid, { cwd, env, cols, rows, title }) : registry.create({ command, cwd, env, cols, rows, title });
+      // In the session host the program starts a moment later; its pid is in the answer.
+      await session.whenStarted().catch(() => {});
       return new JsonResponse(201, session.info(), { location: `/api/sessions/${session.id}` });
     } catch (err) {
       if (err instanceof InvalidSessionRequest) throw invalid(err.message);

@@ -309,15 +309,7 @@ export class TerminalStream {
         const outcome = session.submissions.submit(
           conn.clientId,
           { id: message.header.id, generation: message.header.generation, body: message.body, submitKey: message.submitKey },
-          {
-            generation: session.generation,
-            running: session.status === "running",
-            bracketedPaste: session.scanner.bracketedPaste,
-            write: (bytes) => {
-              if (!session.write(bytes)) throw new Error("program has exited");
-            },
-            drained: () => session.drained(),
-          },
+          session.submissionTarget(),
         );
         session.noteUserInput();
         this.deliver(outcome.now);

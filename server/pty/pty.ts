@@ -15,6 +15,21 @@ export type PtySpawnOptions = {
   env: Record<string, string>;
   cols: number;
   rows: number;
+  /** which session and run this is: a session host keeps it (docs/design.md, What survives a restart); a local PTY ignores it */
+  label?: RunLabel;
+};
+
+/** What a session host keeps about the session of a run, so that a restarted server can take it over. */
+export type RunLabel = {
+  sessionId: string;
+  generation: string;
+  /** the session's own command and environment (the run's may differ) */
+  command: string[];
+  env: Record<string, string>;
+  createdAt: number;
+  /** the title a user gave it */
+  title: string | null;
+  hybrid: boolean;
 };
 
 export type PtyExit = {
@@ -46,6 +61,13 @@ export interface PtyProcess {
   resume(): void;
   /** Send a signal (default SIGHUP) to the program's process group. Ignored once it has exited. */
   kill(signal?: NodeJS.Signals): void;
+  /** Settles once the program runs (its pid known); rejects when it could not start. A local PTY runs at once and has none. */
+  readonly ready?: Promise<void>;
+  /**
+   * Write a submission's bytes together with its record, so that they are written at most once
+   * even across a restart of the server (a PTY in the session host has it; a local one does not).
+   */
+  submit?(id: string, clientId: string, createdAt: number, bytes: Uint8Array): Promise<"written" | "partial">;
 }
 
 export type SpawnPty = (options: PtySpawnOptions) => PtyProcess;

@@ -6,7 +6,7 @@ import { isValidGrid, MAX_GRID_CELLS } from "../contract/protocol.ts";
 import type { HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
 import { Emitter } from "./emitter.ts";
-import { Session } from "./session.ts";
+import { Session, type AdoptedState } from "./session.ts";
 
 /**
  * Sessions one server holds by default (running or exited, hybrid included): far more than a person
@@ -125,7 +125,10 @@ export class SessionRegistry {
       nextGeneration: this.nextGeneration,
       hybrid: request.hybrid,
     });
-    session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
+    let announced = false;
+    session.events.on("changed", (previewOnly) => {
+      if (announced) this.events.emit("updated", session, previewOnly);
+    });
     session.events.on("input", () => this.events.emit("input", session));
     if (!request.hybrid) {
       try {
@@ -136,8 +139,50 @@ export class SessionRegistry {
       }
     }
     this.sessions.set(id, session);
+    const announce = () => {
+      if (announced || this.sessions.get(id) !== session) return;
+      announced = true;
+      this.events.emit("created", session);
+    };
+    // A program starting in the session host is announced once its pid is known, as a local one is at once.
+    const starting = session.starting;
+    if (starting) starting.then(announce, announce);
+    else announce();
+    return session;
+  }
+
+  /**
+   * Take over a session the session host kept while the server restarted (docs/design.md, What
+   * survives a restart): same id, generation and ring offsets. The session limit does not apply:
+   * nothing is started.
+   */
+  adopt(state: { id: string; command: string[]; cwd: string; env: Record<string, string>; cols: number; rows: number; title: string | null; adopt: AdoptedState }): Session {
+    if (this.sessions.has(state.id)) throw new InvalidSessionRequest(`session ${state.id} exists`);
+    const session = new Session({
+      id: state.id,
+      command: state.command,
+      cwd: state.cwd,
+      env: state.env,
+      cols: state.cols,
+      rows: state.rows,
+      title: state.title ?? undefined,
+      bufferBytes: this.options.bufferBytes,
+      spawnPty: this.spawnFor(state.id),
+      nextGeneration: this.nextGeneration,
+      adopt: state.adopt,
+    });
+    session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
+    session.events.on("input", () => this.events.emit("input", session));
+    this.sessions.set(state.id, session);
     this.events.emit("created", session);
     return session;
+  }
+
+  /** The server exits and its sessions keep running in the session host: drop the mirrors only. */
+  releaseAll(): void {
+    const all = this.list();
+    this.sessions.clear();
+    for (const s of all) s.release();
   }
 
   private spawnFor(id: string): SpawnPty {

@@ -166,4 +166,17 @@ describe("RingBuffer", () => {
     expect(rings.every((r) => r.end === 13)).toBe(true);
     expect(perRing).toBeLessThan(64 * 1024);
   });
+
+  it("restores a run taken over from the session host at the same offsets, keeping only the tail past its capacity", () => {
+    const ring = new RingBuffer(8);
+    ring.restore(1000, bytes("abcdef"));
+    expect([ring.start, ring.end, ring.truncated]).toEqual([1000, 1006, true]);
+    expect(new TextDecoder().decode(ring.slice(1000))).toBe("abcdef");
+    ring.append(bytes("ghij"));
+    expect([ring.start, ring.end]).toEqual([1002, 1010]);
+    expect(new TextDecoder().decode(ring.slice(1002))).toBe("cdefghij");
+    ring.restore(0, bytes("0123456789"));
+    expect([ring.start, ring.end]).toEqual([2, 10]);
+    expect(() => ring.restore(-1, bytes("x"))).toThrow(RangeError);
+  });
 });

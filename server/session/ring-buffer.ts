@@ -93,6 +93,14 @@ export class RingBuffer {
     return out;
   }
 
+  /** Hold `bytes` as the range [start, start + bytes.length) (a run taken over from the session host); only the tail if it is longer than the ring. */
+  restore(start: number, bytes: Uint8Array): void {
+    if (!Number.isSafeInteger(start) || start < 0) throw new RangeError(`bad ring start ${start}`);
+    this.reset();
+    this.endOffset = start;
+    this.append(bytes);
+  }
+
   /** Start a new generation: offsets back to 0, nothing retained, the store released. */
   reset(): void {
     this.store = EMPTY;

@@ -5,7 +5,7 @@ import { ControllerLease } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
 import { HeadlessScreen } from "./headless-screen.ts";
 import { RingBuffer } from "./ring-buffer.ts";
-import { SubmissionLog } from "./submission-log.ts";
+import { SubmissionLog, type RestoredSubmission, type SubmissionTarget } from "./submission-log.ts";
 import { TerminalScanner, type ScanEvent } from "../vt/terminal-scanner.ts";
 
 /** A previewed line longer than this is cut: the list shows a glance, not the screen. */
@@ -27,6 +27,26 @@ export type SessionOptions = {
   nextGeneration: () => string;
   /** A hybrid session's agent side (docs/hybrid.md), part of `info()`; absent for plain sessions. */
   hybrid?: () => HybridInfo;
+  /** A run the session host kept across a restart of the server: the session resumes it instead of starting one. */
+  adopt?: AdoptedState;
+};
+
+/**
+ * What a restarted server takes over from the session host (docs/design.md, What survives a
+ * restart): the run's generation and ring at the same offsets, so clients resume with `append`.
+ */
+export type AdoptedState = {
+  createdAt: number;
+  generation: string;
+  /** the ring's retained bytes, which begin at absolute offset `start` */
+  start: number;
+  bytes: Uint8Array;
+  /** restores the terminal modes set by output before `start` */
+  modes: string;
+  /** the running program, or null when it has exited */
+  pty: PtyProcess | null;
+  exitCode: number | null;
+  submissions: readonly RestoredSubmission[];
 };
 
 /** Everything a subscriber (the hub) needs to follow a session's output, in order. */
@@ -54,7 +74,7 @@ export type SessionEvents = {
 export class Session {
   readonly id: string;
   readonly command: string[];
-  readonly createdAt = Date.now();
+  readonly createdAt: number;
   readonly events = new Emitter<SessionEvents>();
   readonly ring: RingBuffer;
   readonly screen: HeadlessScreen;
@@ -89,6 +109,7 @@ export class Session {
 
   constructor(options: SessionOptions) {
     this.options = options;
+    this.createdAt = options.adopt?.createdAt ?? Date.now();
     this.id = options.id;
     this.command = options.command;
     this.userTitle = options.title?.trim() || null;
@@ -101,6 +122,33 @@ export class Session {
     this.ring = new RingBuffer(options.bufferBytes);
     this.screen = new HeadlessScreen({ cols: options.cols, rows: options.rows, modes: () => this.scanner.restoreSequence() });
     this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
+    if (options.adopt) this.resume(options.adopt);
+  }
+
+  /** Take over a run kept by the session host: its bytes into the ring, scanner and screen, then its live output. */
+  private resume(adopt: AdoptedState): void {
+    this._generation = adopt.generation;
+    this.firstRunPending = false;
+    this.ring.restore(adopt.start, adopt.bytes);
+    if (adopt.start > 0 && adopt.modes) {
+      const modes = new TextEncoder().encode(adopt.modes);
+      this.scanner.feed(modes);
+      this.screen.write(modes);
+    }
+    for (const ev of this.scanner.feed(adopt.bytes)) {
+      if (ev.type === "title") this.programTitle = ev.title || null;
+      else if (ev.type === "cwd") this.currentCwd = ev.cwd;
+    }
+    this.screen.write(adopt.bytes);
+    this.submissions.restore(adopt.submissions);
+    const pty = adopt.pty;
+    if (!pty) {
+      this._status = "exited";
+      this._exitCode = adopt.exitCode;
+      void this.refreshPreview();
+      return;
+    }
+    this.attach(pty);
   }
 
   get generation(): string {
@@ -122,7 +170,8 @@ export class Session {
     return this._attention;
   }
   get pid(): number | null {
-    return this._status === "running" ? (this.pty?.pid ?? null) : null;
+    // 0 while a PTY in the session host is still starting
+    return this._status === "running" ? this.pty?.pid || null : null;
   }
   get cwd(): string | null {
     return this.currentCwd;
@@ -155,7 +204,14 @@ export class Session {
       env: this.options.env,
       cols: this._cols,
       rows: this._rows,
+      label: { sessionId: this.id, generation: this._generation, command: this.command, env: this.options.env, createdAt: this.createdAt, title: this.userTitle, hybrid: this.options.hybrid !== undefined },
     });
+    this.attach(pty);
+    this.events.emit("generation", this._generation);
+    this.touch(false);
+  }
+
+  private attach(pty: PtyProcess): void {
     this.pty = pty;
     this._status = "running";
     let resolveExit!: () => void;
@@ -167,8 +223,51 @@ export class Session {
       if (this.pty === pty) this.handleExit(exit);
       resolveExit();
     });
-    this.events.emit("generation", this._generation);
-    this.touch(false);
+    // A PTY in the session host learns its pid a moment later: the list hears it then.
+    pty.ready?.then(
+      () => {
+        if (this.pty === pty && this._status === "running") this.touch(false);
+      },
+      () => {},
+    );
+  }
+
+  /** Resolves once the current run's program runs (a PTY in the session host answers later); rejects when it could not start. */
+  async whenStarted(): Promise<void> {
+    await this.pty?.ready;
+  }
+
+  /** Whether the current run's program is still being started (in the session host): its pid is not known yet. */
+  get starting(): Promise<void> | null {
+    return this.pty?.ready && this.pty.pid === 0 ? this.pty.ready : null;
+  }
+
+  /** The directory the session's programs start in. */
+  get startCwd(): string {
+    return this.options.cwd;
+  }
+
+  /** The title a user gave the session, or null. */
+  get customTitle(): string | null {
+    return this.userTitle;
+  }
+
+  /**
+   * The program's input as a submission writes into it. A PTY in the session host takes the
+   * bytes and the record in one step, so that a restart of the server never writes them twice.
+   */
+  submissionTarget(): SubmissionTarget {
+    const pty = this.pty;
+    return {
+      generation: this._generation,
+      running: this._status === "running",
+      bracketedPaste: this.scanner.bracketedPaste,
+      write: (bytes) => {
+        if (!this.write(bytes)) throw new Error("program has exited");
+      },
+      drained: () => this.drained(),
+      ...(pty?.submit && this._status === "running" ? { writeOnce: (record, bytes) => pty.submit!(record.id, record.clientId, record.createdAt, bytes) } : {}),
+    };
   }
 
   private handleOutput(chunk: Uint8Array): void {
@@ -301,6 +400,21 @@ export class Session {
   async restart(): Promise<void> {
     await this.terminate();
     this.start();
+    await this.whenStarted().catch(() => {});
+  }
+
+  /**
+   * Free the mirror and stop following the program, which keeps running in the session host
+   * (a server that exits without ending its sessions).
+   */
+  release(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.pty = null;
+    this.cancelPreview();
+    this.unsubscribeScreen();
+    this.screen.dispose();
+    this.events.clear();
   }
 
   /** Terminate the program and free the mirror. */

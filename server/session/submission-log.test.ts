@@ -103,4 +103,32 @@ describe("SubmissionLog", () => {
     expect(log.query("c", ["sub-00299"])).toEqual([{ id: "sub-00299", state: "missing" }]);
     expect(log.size).toBe(0);
   });
+
+  it("hands body and key to writeOnce in one piece and settles with its answer; restored records are never written again", async () => {
+    const log = new SubmissionLog();
+    const once: { id: string; bytes: string }[] = [];
+    let settle!: (state: "written" | "partial") => void;
+    const t = target({
+      bracketedPaste: true,
+      writeOnce: (record, b) => {
+        once.push({ id: record.id, bytes: new TextDecoder().decode(b) });
+        return new Promise((r) => (settle = r));
+      },
+    });
+    const outcome = log.submit("client-a", sub("id-00001"), t);
+    expect(outcome.now.map((d) => d.status.state)).toEqual(["received"]);
+    expect(once).toEqual([{ id: "id-00001", bytes: "\x1b[200~hello\x1b[201~\r" }]);
+    expect(t.written).toEqual([]);
+    settle("written");
+    expect((await outcome.settled!).map((d) => d.status.state)).toEqual(["written"]);
+
+    const restored = new SubmissionLog();
+    restored.restore([{ id: "id-00002", clientId: "client-a", createdAt: Date.now(), state: "written" }]);
+    const again = target();
+    const repeat = restored.submit("client-a", sub("id-00002"), again);
+    expect(repeat.now.map((d) => d.status.state)).toEqual(["written"]);
+    expect(repeat.settled).toBe(null);
+    expect(again.written).toEqual([]);
+    expect(restored.query("client-b", ["id-00002", "id-00003"]).map((x) => x.state)).toEqual(["written", "missing"]);
+  });
 });

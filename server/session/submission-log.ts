@@ -25,7 +25,15 @@ export type SubmissionTarget = {
   write(bytes: Uint8Array): void;
   /** Resolves when the queued bytes were taken by the kernel: true, or false when the program went away first. */
   drained(): Promise<boolean>;
+  /**
+   * Write the bytes with the record, in one step the program's owner keeps (a PTY in the session
+   * host): what it settles with, `written` or `partial`. Used instead of write and drained.
+   */
+  writeOnce?(record: { id: string; clientId: string; createdAt: number }, bytes: Uint8Array): Promise<"written" | "partial">;
 };
+
+/** A record kept by the session host across a restart of the server. */
+export type RestoredSubmission = { id: string; clientId: string; createdAt: number; state: "received" | "written" | "partial" };
 
 /** What to announce now, and (while the bytes drain into the PTY) what to announce when they did. */
 export type SubmitOutcome = { now: StatusDelivery[]; settled: Promise<StatusDelivery[]> | null };
@@ -73,6 +81,17 @@ export class SubmissionLog {
     }
     const record = this.record(submission.id, clientId);
     const received = this.deliveryOf(record);
+    if (target.writeOnce) {
+      const body = target.bracketedPaste ? bracketPasteBytes(submission.body) : submission.body;
+      const bytes = new Uint8Array(body.length + submission.submitKey.length);
+      bytes.set(body, 0);
+      bytes.set(submission.submitKey, body.length);
+      const settled = target.writeOnce(record, bytes).then(
+        (state) => this.settleInFlight(record, state),
+        () => this.settleInFlight(record, "partial"),
+      );
+      return { now: [received], settled };
+    }
     // Body and key are queued in one synchronous step: no other input can interleave.
     let queued = false;
     try {
@@ -118,6 +137,15 @@ export class SubmissionLog {
       if (record.state === "received" && record.clientId !== clientId) record.watchers.add(clientId);
       return statusOf(record);
     });
+  }
+
+  /** Records the session host kept while the server restarted (oldest first); their IDs are never written again. */
+  restore(records: readonly RestoredSubmission[]): void {
+    for (const r of [...records].sort((a, b) => a.createdAt - b.createdAt)) {
+      if (this.records.has(r.id)) continue;
+      this.records.set(r.id, { id: r.id, state: r.state, clientId: r.clientId, createdAt: r.createdAt, watchers: new Set() });
+    }
+    while (this.records.size > this.capacity) this.records.delete(this.records.keys().next().value!);
   }
 
   get size(): number {

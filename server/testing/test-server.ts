@@ -27,6 +27,8 @@ export async function startTestServer(overrides: Partial<WebmuxOptions> = {}): P
     shell: "/bin/bash",
     bufferBytes: 4 * 1024 * 1024,
     openApi: null,
+    // WEBMUX_TEST_SESSION_HOST=1 runs a suite with its sessions in a session host (docs/design.md, What survives a restart).
+    ...(process.env.WEBMUX_TEST_SESSION_HOST === "1" ? { sessionHost: true, stopSessionsOnExit: true } : {}),
     ...overrides,
   });
   const api: TestServer["api"] = (path, init = {}) => {

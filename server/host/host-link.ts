@@ -1,0 +1,232 @@
+/**
+ * The server's side of the session host (docs/design.md, What survives a restart): a SpawnPty
+ * whose programs run in the host, so each server-side Session (ring, screen, hub) mirrors a run
+ * the host owns. Output arrives in OUTPUT frames in PTY order, keystrokes leave in INPUT frames;
+ * everything else is a request. At connect the server adopts what the host holds.
+ */
+import type { PtyExit, PtyProcess, PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
+import { PtySpawnError, type PtyErrorCode } from "../pty/pty.ts";
+import { assertSpawnable } from "../pty/pty-support.ts";
+import { Emitter } from "../session/emitter.ts";
+import { WEBMUX_BUILD } from "./build.ts";
+import { HostCallError, type HostConnection } from "./host-client.ts";
+import type { AdoptedSession, HostedSessionMeta, HostedSubmission } from "./hosted-sessions.ts";
+import { PeerRole } from "./protocol.ts";
+import { connectHost, type StartHostOptions } from "./spawn-host.ts";
+
+/** A session the host held when the server connected, with its ring's bytes. */
+export type AdoptedRun = AdoptedSession & { bytes: Uint8Array; pty: PtyProcess | null };
+
+export type HostLinkEvents = {
+  /** the host went away (killed, or stopped): every remote run has ended */
+  lost: [];
+};
+
+/** One program running in the host, as the Session sees a PTY. */
+class RemotePty implements PtyProcess {
+  pid = 0;
+  readonly exited: Promise<PtyExit>;
+  readonly ready: Promise<void>;
+  private dataListener: ((chunk: Uint8Array) => void) | null = null;
+  private exitListener: ((exit: PtyExit) => void) | null = null;
+  private resolveExit!: (exit: PtyExit) => void;
+  private resolveReady!: () => void;
+  private rejectReady!: (err: Error) => void;
+  private done = false;
+  /** output that came before the session listened (an adopted run, between the reply and the mirror) */
+  private early: Uint8Array[] = [];
+
+  constructor(
+    private readonly link: HostLink,
+    readonly ref: number,
+  ) {
+    this.exited = new Promise((r) => (this.resolveExit = r));
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => {});
+  }
+
+  started(pid: number): void {
+    this.pid = pid;
+    this.resolveReady();
+  }
+
+  failed(err: Error): void {
+    this.rejectReady(err);
+    this.finish({ exitCode: 127, signal: null });
+  }
+
+  deliver(chunk: Uint8Array): void {
+    if (this.done) return;
+    if (this.dataListener) this.dataListener(chunk);
+    else this.early.push(chunk.slice());
+  }
+
+  finish(exit: PtyExit): void {
+    if (this.done) return;
+    this.done = true;
+    this.link.forgetRun(this.ref);
+    this.exitListener?.(exit);
+    this.resolveExit(exit);
+  }
+
+  onData(listener: (chunk: Uint8Array) => void): void {
+    this.dataListener = listener;
+    for (const chunk of this.early.splice(0)) listener(chunk);
+  }
+  onExit(listener: (exit: PtyExit) => void): void {
+    this.exitListener = listener;
+  }
+  write(data: Uint8Array | string): void {
+    if (this.done) return;
+    this.link.connection.input(this.ref, 0, typeof data === "string" ? Buffer.from(data) : data);
+  }
+  async drained(): Promise<void> {
+    if (this.done) return;
+    await this.link.call("drain", { ref: this.ref });
+  }
+  /** A submission's bytes with its record, in one frame: the host writes them at most once. */
+  async submit(id: string, clientId: string, createdAt: number, bytes: Uint8Array): Promise<"written" | "partial"> {
+    const { result } = await this.link.connection.request("submit", { ref: this.ref, id, clientId, createdAt }, bytes);
+    return (result as { state: string }).state === "written" ? "written" : "partial";
+  }
+  resize(cols: number, rows: number): void {
+    this.link.sendQuietly("resize", { ref: this.ref, cols, rows, ptyCols: cols, ptyRows: rows });
+  }
+  pause(): void {
+    this.link.sendQuietly("pause", { ref: this.ref });
+  }
+  resume(): void {
+    this.link.sendQuietly("resume", { ref: this.ref });
+  }
+  kill(signal: NodeJS.Signals = "SIGHUP"): void {
+    if (!this.done) this.link.sendQuietly("signal", { ref: this.ref, signal });
+  }
+}
+
+export type HostLinkOptions = StartHostOptions & {
+  dataDir: string;
+  bufferBytes: number;
+  log?: (line: string) => void;
+};
+
+export class HostLink {
+  readonly events = new Emitter<HostLinkEvents>();
+  private readonly runs = new Map<number, RemotePty>();
+  private nextRef = 1;
+  private lost = false;
+
+  private constructor(
+    readonly connection: HostConnection,
+    private readonly options: HostLinkOptions,
+  ) {
+    connection.events.on("output", (ref, _marks, data) => this.runs.get(ref)?.deliver(data));
+    connection.events.on("event", (name, body) => {
+      if (name !== "exit") return;
+      const { ref, exitCode, signal } = body as { ref: number; exitCode: number; signal: number | null };
+      this.runs.get(ref)?.finish({ exitCode, signal });
+    });
+    connection.events.on("closed", () => {
+      this.lost = true;
+      for (const run of [...this.runs.values()]) run.finish({ exitCode: 129, signal: 1 });
+      this.events.emit("lost");
+    });
+  }
+
+  /** Connect to the data dir's host (starting one if none runs) and take over what it holds. */
+  static async open(options: HostLinkOptions): Promise<{ link: HostLink; adopted: AdoptedRun[] }> {
+    const connection = await connectHost(options.dataDir, { role: PeerRole.SERVER, build: WEBMUX_BUILD }, options);
+    const link = new HostLink(connection, options);
+    const { result, data } = await connection.request("adopt");
+    const adopted: AdoptedRun[] = [];
+    let at = 0;
+    for (const session of (result as { sessions: AdoptedSession[] }).sessions) {
+      const run = session.run;
+      const length = run ? run.end - run.start : 0;
+      const bytes = data.subarray(at, at + length);
+      at += length;
+      let pty: RemotePty | null = null;
+      if (run) {
+        link.nextRef = Math.max(link.nextRef, run.ref + 1);
+        if (run.status === "running") {
+          pty = new RemotePty(link, run.ref);
+          pty.started(run.pid);
+          link.runs.set(run.ref, pty);
+        }
+      }
+      adopted.push({ ...session, bytes, pty });
+    }
+    return { link, adopted };
+  }
+
+  get hostPid(): number {
+    return this.connection.welcome.pid;
+  }
+
+  get isLost(): boolean {
+    return this.lost;
+  }
+
+  /** The SpawnPty of every session of this server: the program starts in the host. */
+  readonly spawnPty: SpawnPty = (spawn: PtySpawnOptions): PtyProcess => {
+    // Checked here first, so a bad command fails at once with the same error as in-process.
+    assertSpawnable(spawn);
+    const label = spawn.label;
+    if (!label) throw new PtySpawnError("PTY_SPAWN_FAILED", "a session host run needs its session");
+    if (this.lost) throw new PtySpawnError("PTY_SPAWN_FAILED", "the session host is gone");
+    const ref = this.nextRef++;
+    const pty = new RemotePty(this, ref);
+    this.runs.set(ref, pty);
+    const { label: _label, ...options } = spawn;
+    const meta: HostedSessionMeta = { id: label.sessionId, cwd: spawn.cwd, command: label.command, env: label.env, createdAt: label.createdAt, title: label.title, hybrid: label.hybrid };
+    this.connection
+      .request("spawn", { ref, generation: label.generation, bufferBytes: this.options.bufferBytes, spawn: options, meta })
+      .then(
+        ({ result }) => pty.started((result as { pid: number }).pid),
+        (err: Error) => {
+          const code = err instanceof HostCallError ? (err.code as PtyErrorCode) : "PTY_SPAWN_FAILED";
+          pty.failed(new PtySpawnError(code, err.message));
+        },
+      );
+    return pty;
+  };
+
+  /** The user renamed a session: the host keeps the title for the next server. */
+  setTitle(sessionId: string, title: string | null): void {
+    this.sendQuietly("meta", { id: sessionId, title });
+  }
+
+  /** The session was deleted: the host forgets it (its program has been ended already). */
+  forget(sessionId: string): void {
+    this.sendQuietly("forget", { id: sessionId });
+  }
+
+  forgetRun(ref: number): void {
+    this.runs.delete(ref);
+  }
+
+  async call(method: string, params: unknown): Promise<unknown> {
+    if (this.lost) return null;
+    try {
+      return (await this.connection.request(method, params)).result;
+    } catch {
+      return null; // the run ended or the host went away: the exit event says so
+    }
+  }
+
+  /** A request whose answer nobody waits for. */
+  sendQuietly(method: string, params: unknown): void {
+    if (this.lost) return;
+    this.connection.request(method, params).catch((err: Error) => {
+      if (err instanceof HostCallError && err.code !== "NOT_FOUND") this.options.log?.(`session host: ${method} failed: ${err.message}`);
+    });
+  }
+
+  close(): void {
+    this.connection.close();
+  }
+}
+
+export type { HostedSubmission };

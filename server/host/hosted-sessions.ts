@@ -1,0 +1,364 @@
+/**
+ * What the session host holds (docs/design.md, What survives a restart): every session's PTY and
+ * what a server needs to take the session over after a restart — the replay ring with its
+ * offsets, the generation, the terminal modes (a scanner over the output), the grid, the title,
+ * and the submissions written into it. The server keeps a mirror of each session (its own ring,
+ * screen and hub); this is the copy that outlives it.
+ */
+import type { PtyProcess, PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
+import { PtySpawnError } from "../pty/pty.ts";
+import { terminate, TERMINATE_GRACE_MS } from "../pty/terminate.ts";
+import { RingBuffer } from "../session/ring-buffer.ts";
+import { TerminalScanner } from "../vt/terminal-scanner.ts";
+import { PeerRole } from "./protocol.ts";
+import { HostRequestError, type HostPeer, type HostReply, type HostService } from "./session-host.ts";
+
+/**
+ * Output queued for the server beyond this pauses every PTY until the socket drains: a slow or
+ * stalled server must not make the host buffer without bound (the rings keep what it missed).
+ */
+export const HOST_OUTPUT_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** Submission records kept per session (as many as the server's own log keeps). */
+const SUBMISSIONS_KEPT = 256;
+/** A submission record older than this is dropped (the server's log forgets it then too). */
+const SUBMISSION_KEPT_MS = 30 * 60 * 1000;
+
+/** How a session describes itself to a server that takes it over. */
+export type HostedSessionMeta = {
+  id: string;
+  /** the command the session was created with (a run may have started another one) */
+  command: string[];
+  cwd: string;
+  env: Record<string, string>;
+  createdAt: number;
+  /** the title a user gave it, or null */
+  title: string | null;
+  hybrid: boolean;
+};
+
+/** One run of a session's program. */
+type HostedRun = {
+  ref: number;
+  generation: string;
+  pty: PtyProcess;
+  ring: RingBuffer;
+  scanner: TerminalScanner;
+  status: "running" | "exited";
+  exitCode: number | null;
+  /** the server asked to stop reading (its clients are slow) */
+  pausedByServer: boolean;
+};
+
+export type HostedSubmission = { id: string; clientId: string; createdAt: number; state: "received" | "written" | "partial" };
+
+type HostedSession = {
+  meta: HostedSessionMeta;
+  cols: number;
+  rows: number;
+  run: HostedRun | null;
+  submissions: Map<string, HostedSubmission>;
+};
+
+/** One session as `adopt` and `list` describe it; its ring's bytes travel in the reply's data. */
+export type AdoptedSession = HostedSessionMeta & {
+  cols: number;
+  rows: number;
+  run: {
+    ref: number;
+    generation: string;
+    pid: number;
+    status: "running" | "exited";
+    exitCode: number | null;
+    /** ring offsets: bytes [start, end) follow in the reply's data, after the previous sessions' */
+    start: number;
+    end: number;
+    /** restores the terminal modes that output before `start` set */
+    modes: string;
+  } | null;
+  submissions: HostedSubmission[];
+};
+
+export type SpawnParams = {
+  ref: number;
+  generation: string;
+  bufferBytes: number;
+  spawn: PtySpawnOptions;
+  meta: HostedSessionMeta;
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function param<T>(params: unknown, name: string, check: (v: unknown) => v is T): T {
+  const value = isRecord(params) ? params[name] : undefined;
+  if (!check(value)) throw new HostRequestError("BAD_REQUEST", `bad or missing ${name}`);
+  return value;
+}
+
+const isRef = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff;
+const isString = (v: unknown): v is string => typeof v === "string";
+const isSize = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 10_000;
+const isObject = isRecord;
+
+export class HostedSessions implements HostService {
+  private readonly sessions = new Map<string, HostedSession>();
+  private readonly runs = new Map<number, { session: HostedSession; run: HostedRun }>();
+  /** the server that adopted the sessions: it gets their output */
+  private server: HostPeer | null = null;
+  private pausedByQueue = false;
+  /** called after anything that may let the host exit (a run ended, a session was forgotten) */
+  onChange: () => void = () => {};
+
+  constructor(
+    private readonly spawnPty: SpawnPty,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  runningCount(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.run?.status === "running") n++;
+    return n;
+  }
+
+  holdsWork(): boolean {
+    return this.runningCount() > 0;
+  }
+
+  peerJoined(): void {}
+
+  peerLeft(peer: HostPeer): void {
+    if (peer !== this.server) return;
+    this.server = null;
+    // Nobody reads now: the rings keep the output, and nothing is waiting on a socket any more.
+    // Pauses the server asked for end with it (its slow clients are gone; the next server decides anew).
+    this.pausedByQueue = false;
+    for (const { run } of this.runs.values()) run.pausedByServer = false;
+    this.applyPause();
+  }
+
+  input(peer: HostPeer, ref: number, _flags: number, data: Uint8Array): void {
+    if (peer !== this.server) return;
+    const found = this.runs.get(ref);
+    if (found && found.run.status === "running") found.run.pty.write(data);
+  }
+
+  handle(peer: HostPeer, method: string, params: unknown, data: Uint8Array): HostReply | Promise<HostReply> {
+    if (method === "list") return this.describe(false);
+    if (peer.role !== PeerRole.SERVER) throw new HostRequestError("NOT_ALLOWED", `${method} is for the server`);
+    switch (method) {
+      case "adopt":
+        return this.adopt(peer);
+      case "spawn":
+        return this.spawn(params);
+      case "resize": {
+        const { session, run } = this.requireRun(params);
+        session.cols = param(params, "cols", isSize);
+        session.rows = param(params, "rows", isSize);
+        if (run.status === "running") run.pty.resize(param(params, "ptyCols", isSize), param(params, "ptyRows", isSize));
+        return { result: null };
+      }
+      case "pause":
+      case "resume": {
+        const { run } = this.requireRun(params);
+        run.pausedByServer = method === "pause";
+        this.applyPauseOf(run);
+        return { result: null };
+      }
+      case "signal": {
+        const { run } = this.requireRun(params);
+        const signal = param(params, "signal", isString);
+        if (!/^SIG[A-Z0-9]+$/.test(signal)) throw new HostRequestError("BAD_REQUEST", `bad signal ${signal}`);
+        if (run.status === "running") run.pty.kill(signal as NodeJS.Signals);
+        return { result: null };
+      }
+      case "drain":
+        return this.drain(params);
+      case "submit":
+        return this.submit(params, data);
+      case "meta": {
+        const session = this.requireSession(params);
+        const title = isRecord(params) ? params.title : undefined;
+        if (title === null || typeof title === "string") session.meta.title = title;
+        return { result: null };
+      }
+      case "forget": {
+        const session = this.requireSession(params);
+        this.sessions.delete(session.meta.id);
+        if (session.run) this.runs.delete(session.run.ref);
+        if (session.run?.status === "running") void terminate(session.run.pty);
+        this.onChange();
+        return { result: null };
+      }
+      default:
+        throw new HostRequestError("UNKNOWN_METHOD", `unknown method ${method}`);
+    }
+  }
+
+  /** `webmux stop`: every program gets SIGHUP, and SIGKILL after the grace. */
+  async endAll(): Promise<number> {
+    const all = [...this.sessions.values()];
+    await Promise.all(all.map((s) => (s.run?.status === "running" ? terminate(s.run.pty, TERMINATE_GRACE_MS) : null)));
+    this.sessions.clear();
+    this.runs.clear();
+    return all.length;
+  }
+
+  /** The server takes the sessions over: their state now, then their output as it comes. */
+  private adopt(peer: HostPeer): HostReply {
+    this.server = peer;
+    const reply = this.describe(true);
+    this.applyPause();
+    return reply;
+  }
+
+  private describe(withBytes: boolean): HostReply {
+    const sessions: AdoptedSession[] = [];
+    const chunks: Uint8Array[] = [];
+    for (const s of this.sessions.values()) {
+      const run = s.run;
+      sessions.push({
+        ...s.meta,
+        ...(withBytes ? {} : { env: {} }),
+        cols: s.cols,
+        rows: s.rows,
+        run: run
+          ? {
+              ref: run.ref,
+              generation: run.generation,
+              pid: run.pty.pid,
+              status: run.status,
+              exitCode: run.exitCode,
+              start: withBytes ? run.ring.start : run.ring.end,
+              end: run.ring.end,
+              modes: run.scanner.restoreSequence(),
+            }
+          : null,
+        submissions: [...s.submissions.values()],
+      });
+      if (withBytes && run) chunks.push(run.ring.slice(run.ring.start, run.ring.end));
+    }
+    return { result: { sessions }, data: withBytes ? Buffer.concat(chunks) : new Uint8Array(0) };
+  }
+
+  private spawn(params: unknown): HostReply {
+    const ref = param(params, "ref", isRef);
+    const generation = param(params, "generation", isString);
+    const bufferBytes = param(params, "bufferBytes", (v): v is number => Number.isSafeInteger(v) && (v as number) > 0);
+    const spawn = param(params, "spawn", isObject) as PtySpawnOptions;
+    const meta = param(params, "meta", isObject) as HostedSessionMeta;
+    if (this.runs.has(ref)) throw new HostRequestError("BAD_REQUEST", `run ${ref} exists`);
+    let session = this.sessions.get(meta.id);
+    if (session?.run?.status === "running") throw new HostRequestError("BAD_REQUEST", `session ${meta.id} is running`);
+    let pty: PtyProcess;
+    try {
+      pty = this.spawnPty(spawn);
+    } catch (err) {
+      if (err instanceof PtySpawnError) throw new HostRequestError(err.code, err.message);
+      throw err;
+    }
+    if (!session) {
+      session = { meta, cols: spawn.cols, rows: spawn.rows, run: null, submissions: new Map() };
+      this.sessions.set(meta.id, session);
+    }
+    if (session.run) this.runs.delete(session.run.ref);
+    const run: HostedRun = { ref, generation, pty, ring: new RingBuffer(bufferBytes), scanner: new TerminalScanner(), status: "running", exitCode: null, pausedByServer: false };
+    session.run = run;
+    const hosted = session;
+    this.runs.set(ref, { session: hosted, run });
+    pty.onData((chunk) => {
+      run.ring.append(chunk);
+      run.scanner.feed(chunk);
+      const server = this.server;
+      if (!server) return;
+      server.send({ type: "output", ref, marks: [], data: chunk });
+      if (!this.pausedByQueue && server.socket.queuedBytes > HOST_OUTPUT_HIGH_WATER_BYTES) this.pauseForQueue(server);
+    });
+    pty.onExit((exit) => {
+      run.status = "exited";
+      run.exitCode = exit.exitCode;
+      this.server?.emit("exit", { ref, exitCode: exit.exitCode, signal: exit.signal });
+      this.log(`session ${meta.id} run ${ref} exited with ${exit.exitCode}`);
+      this.onChange();
+    });
+    this.applyPauseOf(run);
+    return { result: { pid: pty.pid } };
+  }
+
+  private async drain(params: unknown): Promise<HostReply> {
+    const { run } = this.requireRun(params);
+    if (run.status !== "running") return { result: { written: false } };
+    await run.pty.drained();
+    return { result: { written: run.status === "running" } };
+  }
+
+  /**
+   * A submission's bytes and its record arrive in one frame, so the host either has both or
+   * neither: a record it holds was written, at most once (docs/protocol.md § Submissions).
+   */
+  private async submit(params: unknown, data: Uint8Array): Promise<HostReply> {
+    const { session, run } = this.requireRun(params);
+    const id = param(params, "id", isString);
+    const clientId = param(params, "clientId", isString);
+    const createdAt = param(params, "createdAt", (v): v is number => Number.isFinite(v));
+    const known = session.submissions.get(id);
+    if (known) return { result: { state: known.state } };
+    const record: HostedSubmission = { id, clientId, createdAt, state: "received" };
+    session.submissions.set(id, record);
+    this.trimSubmissions(session);
+    if (run.status !== "running") {
+      record.state = "partial";
+      return { result: { state: record.state } };
+    }
+    run.pty.write(data);
+    await run.pty.drained();
+    record.state = run.status === "running" ? "written" : "partial";
+    return { result: { state: record.state } };
+  }
+
+  private trimSubmissions(session: HostedSession): void {
+    const cutoff = Date.now() - SUBMISSION_KEPT_MS;
+    for (const [id, record] of session.submissions) {
+      if (session.submissions.size <= SUBMISSIONS_KEPT && record.createdAt >= cutoff) break;
+      session.submissions.delete(id);
+    }
+  }
+
+  private pauseForQueue(server: HostPeer): void {
+    this.pausedByQueue = true;
+    this.applyPause();
+    server.socket.socket.once("drain", () => {
+      if (!this.pausedByQueue) return;
+      this.pausedByQueue = false;
+      this.applyPause();
+    });
+  }
+
+  private applyPause(): void {
+    for (const { run } of this.runs.values()) this.applyPauseOf(run);
+  }
+
+  private applyPauseOf(run: HostedRun): void {
+    if (run.status !== "running") return;
+    if (run.pausedByServer || this.pausedByQueue) run.pty.pause();
+    else run.pty.resume();
+  }
+
+  private requireSession(params: unknown): HostedSession {
+    const id = param(params, "id", isString);
+    const session = this.sessions.get(id);
+    if (!session) throw new HostRequestError("NOT_FOUND", `no session ${id}`);
+    return session;
+  }
+
+  private requireRun(params: unknown): { session: HostedSession; run: HostedRun } {
+    const ref = param(params, "ref", isRef);
+    const found = this.runs.get(ref);
+    if (!found) throw new HostRequestError("NOT_FOUND", `no run ${ref}`);
+    return found;
+  }
+}
