@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import { connect, type AddressInfo, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { constants as zlib, inflateRawSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -8,6 +8,7 @@ import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
 import type { SessionInfo } from "../contract/types.ts";
 import { GLOBAL_PRINCIPAL } from "../http/credentials.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
+import { RawWebSocket, type RawFrame } from "../testing/raw-websocket.ts";
 import { waitFor } from "../testing/wait.ts";
 import { WebSocketAcceptor } from "./accept.ts";
 import { TextBroadcast } from "./text-broadcast.ts";
@@ -27,124 +28,27 @@ afterAll(async () => {
 });
 
 /** Every client a test opens is gone after it, pass or fail, so no server waits on one at shutdown. */
-const raws: RawClient[] = [];
+const raws: RawWebSocket[] = [];
 const sockets: WebSocket[] = [];
-const track = (raw: RawClient) => (raws.push(raw), raw);
+const track = (raw: RawWebSocket) => (raws.push(raw), raw);
 afterEach(() => {
-  for (const raw of raws.splice(0)) raw.close();
+  for (const raw of raws.splice(0)) {
+    for (const frame of raw.frames) {
+      expect(frame.masked).toBe(false); // server frames are never masked
+      expect(frame.fin).toBe(true); // every message of these endpoints is one final frame
+    }
+    raw.destroy();
+  }
   for (const ws of sockets.splice(0)) ws.terminate();
 });
 
-type RawFrame = { rsv1: boolean; opcode: number; payload: Buffer };
-
 /**
- * A WebSocket client written by hand, so the test sees the frames as they are on the wire:
- * the RSV1 (compressed) bit and the exact payload bytes.
+ * A raw client (the test sees the frames as they are on the wire: the RSV1 bit and the exact
+ * payload bytes), offering permessage-deflate when asked.
  */
-class RawClient {
-  readonly frames: RawFrame[] = [];
-  status = 0;
-  headers: Record<string, string> = {};
-  private buffer = Buffer.alloc(0);
-  private handshakeDone = false;
-
-  private constructor(readonly socket: Socket) {
-    socket.on("data", (chunk: Buffer) => {
-      this.buffer = Buffer.concat([this.buffer, chunk]);
-      this.parse();
-    });
-  }
-
-  static async open(baseUrl: string, path: string, { offer, headers = {} }: { offer: boolean; headers?: Record<string, string> }): Promise<RawClient> {
-    const { hostname, port } = new URL(baseUrl);
-    const socket = connect(Number(port), hostname);
-    await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
-    const client = new RawClient(socket);
-    const lines = [
-      `GET ${path} HTTP/1.1`,
-      `Host: ${hostname}:${port}`,
-      "Upgrade: websocket",
-      "Connection: Upgrade",
-      `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}`,
-      "Sec-WebSocket-Version: 13",
-      ...(offer ? ["Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits"] : []),
-      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-    ];
-    socket.write(lines.join("\r\n") + "\r\n\r\n");
-    await waitFor(() => client.handshakeDone, { message: "handshake" });
-    return client;
-  }
-
-  /** Bytes of WebSocket frames received after the handshake. */
-  frameBytes = 0;
-
-  /**
-   * Every message as text. With context takeover the compressed messages form one raw deflate
-   * stream (each ending in a sync flush whose 00 00 ff ff the sender strips): inflating the stream
-   * so far and cutting off what came before yields each message.
-   */
-  texts(): string[] {
-    return this.messages().map((m) => m.toString("utf8"));
-  }
-
-  /** Every message's bytes, as the application sees them (inflated where it was compressed). */
-  messages(): Buffer[] {
-    const out: Buffer[] = [];
-    const stream: Buffer[] = [];
-    let before = 0;
-    for (const frame of this.frames) {
-      if (!frame.rsv1) {
-        out.push(frame.payload);
-        continue;
-      }
-      stream.push(frame.payload, Buffer.from([0x00, 0x00, 0xff, 0xff]));
-      const all = inflateRawSync(Buffer.concat(stream), { finishFlush: zlib.Z_SYNC_FLUSH });
-      out.push(Buffer.from(all.subarray(before)));
-      before = all.length;
-    }
-    return out;
-  }
-
-  private parse(): void {
-    if (!this.handshakeDone) {
-      const end = this.buffer.indexOf("\r\n\r\n");
-      if (end === -1) return;
-      const [statusLine, ...headerLines] = this.buffer.subarray(0, end).toString("latin1").split("\r\n");
-      this.status = Number(statusLine!.split(" ")[1]);
-      for (const line of headerLines) {
-        const colon = line.indexOf(":");
-        this.headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      this.buffer = this.buffer.subarray(end + 4);
-      this.handshakeDone = true;
-    }
-    for (;;) {
-      if (this.buffer.length < 2) return;
-      const b0 = this.buffer[0]!;
-      const b1 = this.buffer[1]!;
-      expect(b1 & 0x80).toBe(0); // server frames are never masked
-      let length = b1 & 0x7f;
-      let header = 2;
-      if (length === 126) {
-        if (this.buffer.length < 4) return;
-        length = this.buffer.readUInt16BE(2);
-        header = 4;
-      } else if (length === 127) {
-        if (this.buffer.length < 10) return;
-        length = Number(this.buffer.readBigUInt64BE(2));
-        header = 10;
-      }
-      if (this.buffer.length < header + length) return;
-      expect(b0 & 0x80).toBe(0x80); // every message of these endpoints is one final frame
-      this.frames.push({ rsv1: (b0 & 0x40) !== 0, opcode: b0 & 0x0f, payload: Buffer.from(this.buffer.subarray(header, header + length)) });
-      this.frameBytes += header + length;
-      this.buffer = this.buffer.subarray(header + length);
-    }
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
+function openRaw(baseUrl: string, path: string, { offer, headers = {} }: { offer: boolean; headers?: Record<string, string> }): Promise<RawWebSocket> {
+  const extension: Record<string, string> = offer ? { "Sec-WebSocket-Extensions": "permessage-deflate; client_max_window_bits" } : {};
+  return RawWebSocket.open(baseUrl, path, { headers: { ...headers, ...extension } });
 }
 
 const auth = () => ({ authorization: `Bearer ${server.token}` });
@@ -202,7 +106,7 @@ describe("negotiation on every path", () => {
 
 describe("message sizes on the wire", () => {
   it("sends the small settings message uncompressed even when compression was negotiated", async () => {
-    const raw = track(await RawClient.open(server.url, "/ws/settings?compress=1", { offer: true, headers: auth() }));
+    const raw = track(await openRaw(server.url, "/ws/settings?compress=1", { offer: true, headers: auth() }));
     expect(raw.status).toBe(101);
     expect(raw.headers["sec-websocket-extensions"]).toMatch(/^permessage-deflate/);
     await waitFor(() => raw.frames.length === 1, { message: "settings message" });
@@ -219,8 +123,8 @@ describe("message sizes on the wire", () => {
       const { sessions } = (await (await server.api("/api/sessions")).json()) as { sessions: SessionInfo[] };
       return sessions.length >= 8 && sessions.every((s) => s.status === "exited" && s.preview.length > 0) ? sessions : null;
     });
-    const packed = track(await RawClient.open(server.url, "/ws/sessions?compress=1", { offer: true, headers: auth() }));
-    const plain = track(await RawClient.open(server.url, "/ws/sessions", { offer: true, headers: auth() }));
+    const packed = track(await openRaw(server.url, "/ws/sessions?compress=1", { offer: true, headers: auth() }));
+    const plain = track(await openRaw(server.url, "/ws/sessions", { offer: true, headers: auth() }));
     expect(plain.headers["sec-websocket-extensions"]).toBeUndefined();
     await waitFor(() => packed.frames.length >= 1 && plain.frames.length >= 1, { message: "snapshots" });
     const text = plain.frames[0]!.payload.toString("utf8");
@@ -240,7 +144,7 @@ describe("terminal stream compressed", () => {
   it("sends each /ws/s/{id} frame compressed exactly when it is 128 bytes or more, and the stream reads unchanged", async () => {
     const s = await server.createSession({ command: ["sh", "-c", "echo ready; exec cat"] });
     try {
-      const raw = track(await RawClient.open(server.url, `/ws/s/${s.id}?compress=1&client=raw-compress-1`, { offer: true, headers: auth() }));
+      const raw = track(await openRaw(server.url, `/ws/s/${s.id}?compress=1&client=raw-compress-1`, { offer: true, headers: auth() }));
       expect(raw.headers["sec-websocket-extensions"]).toMatch(/^permessage-deflate/);
       const typed = "x".repeat(400);
       // Masked client frames: input typed into cat, which echoes it (a large output frame) and prints it again.
@@ -268,7 +172,7 @@ describe("terminal stream compressed", () => {
 
 describe("live session list compressed", () => {
   it("compresses `created`, leaves the short `removed` plain, and reads exactly as an uncompressed client", async () => {
-    const raw = track(await RawClient.open(server.url, "/ws/sessions?compress=1", { offer: true, headers: auth() }));
+    const raw = track(await openRaw(server.url, "/ws/sessions?compress=1", { offer: true, headers: auth() }));
     const open = async (query: string) => {
       const ws = new WebSocket(server.url.replace(/^http/, "ws") + "/ws/sessions" + query, { headers: auth() });
       sockets.push(ws);
@@ -331,14 +235,14 @@ describe("TextBroadcast over the acceptor", () => {
   });
 
   it("leaves a 127-byte message uncompressed and compresses 128 bytes and more", async () => {
-    const raw = track(await RawClient.open(base, "/x?compress=1", { offer: true }));
+    const raw = track(await openRaw(base, "/x?compress=1", { offer: true }));
     await waitFor(() => raw.frames.length === messages.length, { message: "all messages" });
     expect(raw.frames.map((f) => f.rsv1)).toEqual([false, true, true, false]);
     expect(raw.frames[0]!.payload.toString()).toBe(messages[0]);
     expect(raw.frames[3]!.payload.toString()).toBe(messages[3]);
     expect(raw.frames[2]!.payload.length).toBeLessThan(1024);
 
-    const plain = track(await RawClient.open(base, "/x", { offer: true }));
+    const plain = track(await openRaw(base, "/x", { offer: true }));
     await waitFor(() => plain.frames.length === messages.length, { message: "all plain messages" });
     expect(plain.frames.map((f) => f.rsv1)).toEqual([false, false, false, false]);
     expect(plain.frames.map((f) => f.payload.toString())).toEqual(messages);
@@ -346,7 +250,7 @@ describe("TextBroadcast over the acceptor", () => {
   });
 
   it("applies the 128-byte rule to every endpoint's plain ws.send, not only the broadcasts", async () => {
-    const raw = track(await RawClient.open(base, "/bare?compress=1", { offer: true }));
+    const raw = track(await openRaw(base, "/bare?compress=1", { offer: true }));
     await waitFor(() => raw.frames.length === messages.length, { message: "all messages" });
     expect(raw.frames.map((f) => f.rsv1)).toEqual([false, true, true, false]);
     expect(raw.frames[0]!.payload.toString()).toBe(messages[0]);

@@ -11,6 +11,7 @@ import {
 } from "../contract/chat.ts";
 import type { ControllerInfo, HybridEnd, SubmissionState } from "../contract/types.ts";
 import { waitFor } from "./wait.ts";
+import { watchSocket } from "./socket-watch.ts";
 
 export type ChatClientOptions = { token: string; client?: string; label?: string; since?: number; compress?: boolean };
 
@@ -43,19 +44,7 @@ export class ChatClient {
       headers: { authorization: `Bearer ${options.token}` },
       perMessageDeflate: options.compress === true,
     });
-    this.opened = new Promise((resolve, reject) => {
-      this.ws.once("open", () => resolve());
-      this.ws.once("unexpected-response", (_req, res) => reject(new Error(`handshake answered ${res.statusCode}`)));
-      this.ws.once("error", reject);
-    });
-    this.closedPromise = new Promise((resolve) => {
-      this.ws.on("close", (code, reason) => {
-        this.closeCode = code;
-        this.closeReason = reason.toString();
-        resolve(code);
-      });
-    });
-    this.ws.on("error", () => {});
+    ({ opened: this.opened, closed: this.closedPromise } = watchSocket(this.ws, this));
     this.ws.on("message", (data: Buffer, isBinary) => {
       if (isBinary) throw new Error("the chat protocol is text");
       const event = decodeChatServerEvent(data.toString("utf8"));

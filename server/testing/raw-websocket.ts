@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
+import { constants as zlib, inflateRawSync } from "node:zlib";
 
 /** WebSocket opcodes this client speaks (RFC 6455 §5.2). */
 export const Opcode = { TEXT: 0x1, BINARY: 0x2, CLOSE: 0x8, PING: 0x9, PONG: 0xa } as const;
 
-export type RawFrame = { opcode: number; payload: Buffer };
+/** A server frame as it was on the wire: its flags, and the payload as sent (still compressed with RSV1). */
+export type RawFrame = { opcode: number; payload: Buffer; fin: boolean; rsv1: boolean; masked: boolean };
 
 export type RawUpgradeOptions = {
   headers?: Record<string, string>;
@@ -25,6 +27,8 @@ export class RawWebSocket {
   /** the body of a refused handshake */
   body = "";
   readonly frames: RawFrame[] = [];
+  /** bytes of WebSocket frames received after the handshake, headers included */
+  frameBytes = 0;
   closeCode: number | null = null;
   private buffer: Buffer = Buffer.alloc(0);
   private handshakeDone = false;
@@ -117,6 +121,34 @@ export class RawWebSocket {
     this.socket.destroy();
   }
 
+  /**
+   * Every message's bytes, as the application sees them. With permessage-deflate and context
+   * takeover the compressed messages form one raw deflate stream (each ending in a sync flush whose
+   * 00 00 ff ff the sender strips): inflating the stream so far and cutting off what came before
+   * yields each message. Assumes one frame per message, as every webmux endpoint sends.
+   */
+  messages(): Buffer[] {
+    const out: Buffer[] = [];
+    const stream: Buffer[] = [];
+    let before = 0;
+    for (const frame of this.frames) {
+      if (!frame.rsv1) {
+        out.push(frame.payload);
+        continue;
+      }
+      stream.push(frame.payload, Buffer.from([0x00, 0x00, 0xff, 0xff]));
+      const all = inflateRawSync(Buffer.concat(stream), { finishFlush: zlib.Z_SYNC_FLUSH });
+      out.push(Buffer.from(all.subarray(before)));
+      before = all.length;
+    }
+    return out;
+  }
+
+  /** Every message as text (see messages). */
+  texts(): string[] {
+    return this.messages().map((m) => m.toString("utf8"));
+  }
+
   private parse(answer: () => void): void {
     if (!this.handshakeDone) {
       const end = this.buffer.indexOf("\r\n\r\n");
@@ -156,7 +188,9 @@ export class RawWebSocket {
   private parseFrames(): void {
     for (;;) {
       if (this.buffer.length < 2) return;
-      let length = this.buffer[1]! & 0x7f;
+      const b0 = this.buffer[0]!;
+      const b1 = this.buffer[1]!;
+      let length = b1 & 0x7f;
       let header = 2;
       if (length === 126) {
         if (this.buffer.length < 4) return;
@@ -168,7 +202,9 @@ export class RawWebSocket {
         header = 10;
       }
       if (this.buffer.length < header + length) return;
-      const frame = { opcode: this.buffer[0]! & 0x0f, payload: Buffer.from(this.buffer.subarray(header, header + length)) };
+      const payload = Buffer.from(this.buffer.subarray(header, header + length));
+      const frame = { opcode: b0 & 0x0f, payload, fin: (b0 & 0x80) !== 0, rsv1: (b0 & 0x40) !== 0, masked: (b1 & 0x80) !== 0 };
+      this.frameBytes += header + length;
       this.buffer = this.buffer.subarray(header + length);
       this.frames.push(frame);
       if (frame.opcode === Opcode.CLOSE) this.closeCode = frame.payload.length >= 2 ? frame.payload.readUInt16BE(0) : 1005;

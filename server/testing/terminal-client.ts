@@ -15,6 +15,7 @@ import { encodeTerminalQuery } from "../contract/terminal-query.ts";
 import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload } from "../contract/types.ts";
 import { browserLikeTerminal } from "./screen-state.ts";
 import { waitFor } from "./wait.ts";
+import { watchSocket } from "./socket-watch.ts";
 
 const { Terminal } = xtermHeadless;
 /** Regular expressions in waitForText look at this much of the end of the output. */
@@ -70,19 +71,7 @@ export class TerminalClient {
     const headers = { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers };
     this.ws = new WebSocket(url, { headers, perMessageDeflate: params.get("compress") === "1" });
     this.term = options.screen ? browserLikeTerminal(options.screen.cols, options.screen.rows) : null;
-    this.opened = new Promise((resolve, reject) => {
-      this.ws.once("open", () => resolve());
-      this.ws.once("unexpected-response", (_req, res) => reject(new Error(`handshake answered ${res.statusCode}`)));
-      this.ws.once("error", reject);
-    });
-    this.closedPromise = new Promise((resolve) => {
-      this.ws.on("close", (code, reason) => {
-        this.closeCode = code;
-        this.closeReason = reason.toString();
-        resolve(code);
-      });
-    });
-    this.ws.on("error", () => {});
+    ({ opened: this.opened, closed: this.closedPromise } = watchSocket(this.ws, this));
     this.ws.on("message", (data: Buffer, isBinary) => {
       if (!isBinary) return;
       this.wireBytes += data.length;
