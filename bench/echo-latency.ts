@@ -44,13 +44,13 @@ const TYPING_GAP_MS = 10;
 /** A key whose echo takes longer than this means something is broken, not slow. */
 const ECHO_TIMEOUT_MS = 5_000;
 const READY_TIMEOUT_MS = 15_000;
-const SCRIPT = "stty raw -echo; printf R; exec cat";
+export const SCRIPT = "stty raw -echo; printf R; exec cat";
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz";
 
 /** One side of the comparison: send a key, be told about every echoed chunk. */
 type EchoTarget = { send(key: string): void; subscribe(listener: (data: Uint8Array) => void): void };
 
-class EchoMeter {
+export class EchoMeter {
   private pending: (() => void) | null = null;
   private expected = 0;
   mismatches = 0;
@@ -83,11 +83,11 @@ class EchoMeter {
   }
 }
 
-function directTarget(pty: DirectPty): EchoTarget {
+export function directTarget(pty: DirectPty): EchoTarget {
   return { send: (key) => pty.pty.write(key), subscribe: (listener) => pty.onChunk(listener) };
 }
 
-function clientTarget(client: TerminalClient): EchoTarget {
+export function clientTarget(client: TerminalClient): EchoTarget {
   return { send: (key) => client.send(key), subscribe: (listener) => void client.onOutput(listener) };
 }
 

@@ -45,6 +45,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: "compression", run: async (ctx) => (await import("./compression.ts")).benchCompression(ctx) },
   { name: "paint-time", run: async (ctx) => (await import("./paint-time.ts")).benchPaintTime(ctx) },
   { name: "agent-run", run: runAgentRun },
+  { name: "session-host", run: async (ctx) => (await import("./session-host.ts")).benchSessionHost(ctx) },
 ];
 
 function usage(): never {

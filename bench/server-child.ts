@@ -13,7 +13,7 @@ import { DEFAULT_BUFFER_BYTES } from "../server/session/ring-buffer.ts";
 export type ChildRequest = { type: "memory" } | { type: "stop" };
 export type MemorySample = { rss: number; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
 export type ChildMessage =
-  | { type: "ready"; url: string; token: string }
+  | { type: "ready"; url: string; token: string; hostPid: number | null }
   | { type: "memory"; memory: MemorySample }
   | { type: "stopped" };
 
@@ -32,6 +32,8 @@ const server = await startWebmux({
   shell: "/bin/bash",
   bufferBytes: DEFAULT_BUFFER_BYTES,
   openApi: null,
+  // bench/session-host.ts: the same server with its sessions in a session host (WEBMUX_BENCH_SESSION_HOST=1)
+  ...(process.env.WEBMUX_BENCH_SESSION_HOST === "1" ? { sessionHost: true, stopSessionsOnExit: true } : {}),
 });
 
 async function stop(): Promise<void> {
@@ -55,4 +57,4 @@ process.on("message", (message: ChildRequest) => {
 // The parent died without saying stop: do not outlive it with 100 shells.
 process.on("disconnect", () => void stop());
 
-send({ type: "ready", url: server.url, token: server.token });
+send({ type: "ready", url: server.url, token: server.token, hostPid: server.hostLink?.hostPid ?? null });

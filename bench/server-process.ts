@@ -21,6 +21,8 @@ export type ServerProcess = {
   url: string;
   token: string;
   pid: number;
+  /** the session host's pid, when the server runs its sessions in one (`sessionHost`) */
+  hostPid: number | null;
   /** fetch with the global token */
   api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   createSession(body: { command: string[]; cols?: number; rows?: number; cwd?: string; env?: Record<string, string> }): Promise<SessionInfo>;
@@ -54,12 +56,15 @@ function nextMessage<T extends ChildMessage["type"]>(child: ChildProcess, type: 
 export type ServerProcessOptions = {
   /** write a V8 CPU profile of the server (every thread) into this directory when it stops */
   cpuProfileDir?: string | null;
+  /** run the sessions in a session host (bench/session-host.ts) */
+  sessionHost?: boolean;
 };
 
 export async function startServerProcess(options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const execArgv = ["--expose-gc"];
   if (options.cpuProfileDir) execArgv.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`);
-  const child = fork(RUN_TS, [CHILD], { execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const env = options.sessionHost ? { ...process.env, WEBMUX_BENCH_SESSION_HOST: "1" } : process.env;
+  const child = fork(RUN_TS, [CHILD], { execArgv, env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const ready = await nextMessage(child, "ready", READY_TIMEOUT_MS).catch((err) => {
     child.kill("SIGKILL");
@@ -83,6 +88,7 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
     url,
     token,
     pid: child.pid!,
+    hostPid: ready.hostPid ?? null,
     api,
     async createSession(body) {
       const res = await api("/api/sessions", { method: "POST", json: body });
