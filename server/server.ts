@@ -26,10 +26,12 @@ import { SettingsStream } from "./hub/settings-stream.ts";
 import { HybridManager } from "./hybrid/hybrid-manager.ts";
 import { hybridCreator, registerHookRoute, registerHybridRoutes } from "./hybrid/hybrid-routes.ts";
 import { SessionRegistry } from "./session/registry.ts";
-import { HostLink, type AdoptedRun } from "./host/host-link.ts";
+import { HostBinding, type AdoptedRun } from "./host/host-link.ts";
 import { HostRefusedError } from "./host/host-client.ts";
 import { HostStartError } from "./host/spawn-host.ts";
 import { HostDirError } from "./host/host-dir.ts";
+import { WEBMUX_BUILD } from "./host/build.ts";
+import { HOST_PROTOCOL, Refusal } from "./host/protocol.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { SettingsStore } from "./store/settings.ts";
 
@@ -81,7 +83,7 @@ export type Webmux = {
   agent: AgentApi;
   http: Server;
   /** the session host the sessions run in, or null when they run in this process */
-  hostLink: HostLink | null;
+  hostLink: import("./host/host-link.ts").HostLink | null;
   /**
    * Stop serving. Sessions end with the server, unless they run in a session host (and
    * `stopSessionsOnExit` is off): then they keep running there for the next server.
@@ -134,40 +136,47 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     throw new StartupError(`cannot use data dir ${options.dataDir}: ${(err as Error).message}`);
   }
 
-  let hostLink: HostLink | null = null;
+  const host = options.sessionHost
+    ? new HostBinding({
+        dataDir: options.dataDir,
+        bufferBytes: options.bufferBytes,
+        log: (line) => process.stderr.write(`${line}\n`),
+        // The host is gone (killed): its programs with it. Their sessions are removed, as a delete would.
+        onLost: () => {
+          for (const session of registry.list()) void registry.remove(session.id).catch(() => {});
+        },
+      })
+    : null;
   let adopted: AdoptedRun[] = [];
-  if (options.sessionHost) {
+  if (host) {
     try {
-      ({ link: hostLink, adopted } = await HostLink.open({ dataDir: options.dataDir, bufferBytes: options.bufferBytes }));
+      adopted = await host.open();
     } catch (err) {
+      if (err instanceof HostRefusedError && err.reason === Refusal.PROTOCOL) throw new StartupError(protocolMismatchLine(options.dataDir, err));
       if (err instanceof HostRefusedError || err instanceof HostStartError || err instanceof HostDirError) throw new StartupError(`session host: ${err.message}`);
       throw err;
     }
   }
-  const registry = new SessionRegistry({
+  const registry: SessionRegistry = new SessionRegistry({
     shell: options.shell,
     bufferBytes: options.bufferBytes,
-    spawnPty: hostLink ? hostLink.spawnPty : spawnPty,
+    spawnPty: host ? host.spawnPty : spawnPty,
     prepareSpawn: integration.prepareSpawn,
     maxSessions: options.maxSessions,
+    beforeCreate: host ? async () => adoptSessions(registry, await host.ensure()) : undefined,
   });
   const gate = new PrincipalGate(tokens, settings);
-  if (hostLink) {
-    const link = hostLink;
+  if (host) {
     adoptSessions(registry, adopted);
     const titles = new Map<string, string | null>();
     registry.events.on("updated", (session, previewOnly) => {
       if (previewOnly || titles.get(session.id) === session.customTitle) return;
       titles.set(session.id, session.customTitle);
-      link.setTitle(session.id, session.customTitle);
+      host.setTitle(session.id, session.customTitle);
     });
     registry.events.on("removed", (id) => {
       titles.delete(id);
-      link.forget(id);
-    });
-    // The host is gone (killed): its programs with it. Their sessions are removed, as a delete would.
-    link.events.on("lost", () => {
-      for (const session of registry.list()) void registry.remove(session.id).catch(() => {});
+      host.forget(id);
     });
   }
   const auth = new Authenticator({
@@ -245,9 +254,9 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
         http.closeAllConnections?.();
       });
       await hybrid.close();
-      if (hostLink && !options.stopSessionsOnExit) registry.releaseAll();
+      if (host && !options.stopSessionsOnExit) registry.releaseAll();
       else await registry.closeAll();
-      hostLink?.close();
+      host?.close();
       agent.close();
       tokens.flush();
     })());
@@ -260,14 +269,24 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       http.closeAllConnections?.();
       http.close();
       // Sessions in a session host survive a crash of the server: that is what it is for.
-      if (hostLink && !options.stopSessionsOnExit) {
+      if (host && !options.stopSessionsOnExit) {
         await hybrid.close().catch(() => {});
         registry.releaseAll();
-        hostLink.close();
+        host.close();
       } else await Promise.allSettled([hybrid.close(), registry.closeAll()]);
     })());
 
-  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, hostLink, close, abort };
+  return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, get hostLink() {
+    return host?.current ?? null;
+  }, close, abort };
+}
+
+/**
+ * A host of another build holds the data dir's sessions. They are never ended for an upgrade: the
+ * server says so and does not start (docs/design.md, What survives a restart).
+ */
+function protocolMismatchLine(dataDir: string, err: HostRefusedError): string {
+  return `the session host of ${dataDir} is ${err.build} (host protocol ${err.protocol}), this server ${WEBMUX_BUILD} speaks ${HOST_PROTOCOL}: its sessions keep running there; serve them with the webmux that started it, or end them with that build's webmux stop`;
 }
 
 /** The sessions the host kept while no server ran, back in the registry with their ids and generations. */

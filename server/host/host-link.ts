@@ -130,8 +130,9 @@ export class HostLink {
     });
     connection.events.on("closed", () => {
       this.lost = true;
-      for (const run of [...this.runs.values()]) run.finish({ exitCode: 129, signal: 1 });
+      // Sessions are removed first (viewers hear 4404 "deleted", not an exit status), then their runs end.
       this.events.emit("lost");
+      for (const run of [...this.runs.values()]) run.finish({ exitCode: 129, signal: 1 });
     });
   }
 
@@ -230,3 +231,60 @@ export class HostLink {
 }
 
 export type { HostedSubmission };
+
+/**
+ * The server's hold on its session host across the host's own death: the current link, and a new
+ * host (started on demand) for the next session once a killed host took its sessions with it.
+ */
+export class HostBinding {
+  private link: HostLink | null = null;
+  private opening: Promise<AdoptedRun[]> | null = null;
+
+  constructor(private readonly options: HostLinkOptions & { onLost: () => void }) {}
+
+  get current(): HostLink | null {
+    return this.link;
+  }
+
+  /** Connect to the data dir's host, starting one if none runs; what it holds is handed over. */
+  open(): Promise<AdoptedRun[]> {
+    this.opening ??= (async () => {
+      try {
+        const { link, adopted } = await HostLink.open(this.options);
+        link.events.on("lost", () => {
+          this.options.log?.(`webmux: the session host (pid ${link.hostPid}) went away; its sessions ended with it`);
+          this.options.onLost();
+        });
+        this.link = link;
+        return adopted;
+      } finally {
+        this.opening = null;
+      }
+    })();
+    return this.opening;
+  }
+
+  /** Before a session is created: a host that died is replaced by a new one (it holds nothing yet). */
+  async ensure(): Promise<AdoptedRun[]> {
+    if (this.link && !this.link.isLost) return [];
+    return await this.open();
+  }
+
+  readonly spawnPty: SpawnPty = (spawn) => {
+    const link = this.link;
+    if (!link || link.isLost) throw new PtySpawnError("PTY_SPAWN_FAILED", "the session host went away; a new one starts with the next session");
+    return link.spawnPty(spawn);
+  };
+
+  setTitle(sessionId: string, title: string | null): void {
+    this.link?.setTitle(sessionId, title);
+  }
+
+  forget(sessionId: string): void {
+    this.link?.forget(sessionId);
+  }
+
+  close(): void {
+    this.link?.close();
+  }
+}

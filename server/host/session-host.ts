@@ -88,6 +88,8 @@ export type SessionHostOptions = {
   log?: (line: string) => void;
   /** override FIRST_SERVER_WAIT_MS (tests) */
   firstServerWaitMs?: number;
+  /** the protocol this host speaks (default HOST_PROTOCOL; a test plays a host of another build) */
+  protocol?: number;
   /** called once the host has stopped listening and is about to end */
   onExit?: (reason: string) => void;
 };
@@ -107,6 +109,10 @@ export class SessionHost {
   private hadServer = false;
   private firstServerTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly log: (line: string) => void;
+
+  private get protocol(): number {
+    return this.options.protocol ?? HOST_PROTOCOL;
+  }
 
   constructor(private readonly options: SessionHostOptions) {
     this.log = options.log ?? (() => {});
@@ -197,7 +203,7 @@ export class SessionHost {
   /** The first frame must be a hello with the secret and our protocol; anything else ends the connection. */
   private greet(conn: HostSocket, message: HostMessage): HostPeer | null {
     const refuse = (reason: Refusal, text: string) => {
-      conn.send({ type: "refused", reason, protocol: HOST_PROTOCOL, build: this.options.build, message: text });
+      conn.send({ type: "refused", reason, protocol: this.protocol, build: this.options.build, message: text });
       conn.end();
       return null;
     };
@@ -209,9 +215,9 @@ export class SessionHost {
       this.log(`refused a peer (pid ${message.pid}): wrong secret`);
       return refuse(Refusal.SECRET, "wrong secret");
     }
-    if (message.protocol !== HOST_PROTOCOL) {
-      this.log(`refused pid ${message.pid} (${message.build}): it speaks protocol ${message.protocol}, this host ${HOST_PROTOCOL}`);
-      return refuse(Refusal.PROTOCOL, `this session host speaks protocol ${HOST_PROTOCOL}`);
+    if (message.protocol !== this.protocol) {
+      this.log(`refused pid ${message.pid} (${message.build}): it speaks protocol ${message.protocol}, this host ${this.protocol}`);
+      return refuse(Refusal.PROTOCOL, `this session host speaks protocol ${this.protocol}`);
     }
     if (this.ending) return refuse(Refusal.ENDING, "the session host is ending");
     if (message.role === PeerRole.SERVER && this.serverPeer) {
@@ -234,7 +240,7 @@ export class SessionHost {
     }
     conn.send({
       type: "welcome",
-      protocol: HOST_PROTOCOL,
+      protocol: this.protocol,
       build: this.options.build,
       pid: process.pid,
       hostId: this.id,

@@ -15,7 +15,10 @@ import { listeningUrl, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "..
 import { HostConnection } from "./host-client.ts";
 import { hostPaths, processExists } from "./host-dir.ts";
 import type { AdoptedSession } from "./hosted-sessions.ts";
-import { PeerRole } from "./protocol.ts";
+import { HOST_PROTOCOL, PeerRole } from "./protocol.ts";
+import { HostedSessions } from "./hosted-sessions.ts";
+import { SessionHost } from "./session-host.ts";
+import { spawnPty } from "../pty/index.ts";
 
 const TOKEN = "survive-token-0123456789";
 const SHELL = ["bash", "--norc", "--noprofile"];
@@ -207,4 +210,61 @@ describe("sessions in the session host", () => {
     const seen = readFileSync(sink, "latin1");
     expect(seen.split(marker).length - 1).toBe(1);
   }, 90_000);
+
+  it("kill -9 of the host: its shells end with it, the server removes their sessions (4404), and the next session starts a new host", async () => {
+    const dir = dataDir();
+    const { url } = await serve(dir);
+    const a = await create(url, SHELL);
+    const b = await create(url, SHELL);
+    const viewer = await connect(url, a.id);
+    await viewer.waitForFrames((f) => f.some((x) => x.type === "status"));
+    const hostPid = await HostConnection.connect(hostPaths(dir), { role: PeerRole.COMMAND, build: "test" }).then((c) => (c.close(), c.welcome.pid));
+    expect(hostPid).not.toBe(a.pid);
+    process.kill(hostPid, "SIGKILL");
+    // The PTYs' masters closed with the host: the kernel hangs up their shells.
+    await waitFor(() => !processExists(a.pid!) && !processExists(b.pid!), { timeout: 20_000, message: "no orphaned shell" });
+    expect(await viewer.closed()).toBe(4404);
+    await waitFor(async () => ((await (await api(url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions.length === 0, { message: "the sessions removed" });
+
+    const c = await create(url, [...SHELL, "-c", "echo NEW-HOST-$((6*7)); exec sleep 1000"]);
+    expect(c.status).toBe("running");
+    const newHost = await HostConnection.connect(hostPaths(dir), { role: PeerRole.COMMAND, build: "test" }).then((x) => (x.close(), x.welcome.pid));
+    expect(newHost).not.toBe(hostPid);
+    const viewer2 = await connect(url, c.id);
+    await viewer2.waitForText("NEW-HOST-42");
+  }, 90_000);
+
+  it("a host of another protocol version is kept, never killed: the server says so in one line and does not start", async () => {
+    const dir = dataDir();
+    const service = new HostedSessions(spawnPty);
+    // An older build's host, played in-process: it speaks protocol HOST_PROTOCOL - 1.
+    const old = new SessionHost({ dataDir: dir, build: "webmux 0.0.1", service, protocol: HOST_PROTOCOL - 1 });
+    expect(await old.start()).toEqual({ status: "listening" });
+    try {
+      const fake = { send: () => {}, emit: () => {}, role: PeerRole.SERVER, pid: process.pid, build: "test", socket: null as never };
+      service.handle(fake, "spawn", {
+        ref: 1,
+        generation: "old.1",
+        bufferBytes: 1024,
+        spawn: { command: ["sleep", "1000"], cwd: "/", env: { PATH: process.env.PATH! }, cols: 80, rows: 24 },
+        meta: { id: "oldsess1", command: ["sleep", "1000"], cwd: "/", env: {}, createdAt: Date.now(), title: null, hybrid: false },
+      }, new Uint8Array(0));
+      const pid = (await hostSessionsOf(service))[0]!.run!.pid;
+      const run = runWebmux(["serve", "--session-host", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"]);
+      expect(await run.exit).toBe(1);
+      const lines = run.err().trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`is webmux 0.0.1 (host protocol ${HOST_PROTOCOL - 1})`);
+      expect(lines[0]).toContain("its sessions keep running there");
+      expect(processExists(pid)).toBe(true);
+      expect(service.runningCount()).toBe(1);
+    } finally {
+      await old.stop("test over");
+    }
+  }, 60_000);
 });
+
+async function hostSessionsOf(service: HostedSessions): Promise<AdoptedSession[]> {
+  const fake = { send: () => {}, emit: () => {}, role: PeerRole.COMMAND, pid: process.pid, build: "test", socket: null as never };
+  return ((await service.handle(fake, "list", null, new Uint8Array(0))).result as { sessions: AdoptedSession[] }).sessions;
+}

@@ -73,6 +73,7 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
     if (hybrid !== undefined && !createHybrid) throw invalid("hybrid sessions are not available on this server");
     if (hybrid !== undefined && command) throw invalid("a hybrid session runs its agent: leave out command");
     try {
+      await registry.ready();
       const session = hybrid !== undefined ? await createHybrid!(hybrid, { cwd, env, cols, rows, title }) : registry.create({ command, cwd, env, cols, rows, title });
       // In the session host the program starts a moment later; its pid is in the answer.
       await session.whenStarted().catch(() => {});

@@ -49,6 +49,8 @@ export type RegistryOptions = {
   baseEnv?: NodeJS.ProcessEnv;
   /** sessions held at once (default DEFAULT_MAX_SESSIONS) */
   maxSessions?: number;
+  /** Awaited before each create (a session host that died is replaced here). */
+  beforeCreate?: () => Promise<void>;
 };
 
 export type RegistryEvents = {
@@ -88,6 +90,11 @@ export class SessionRegistry {
 
   get maxSessions(): number {
     return this.options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  }
+
+  /** Resolves once a session can be created (see RegistryOptions.beforeCreate); create itself stays synchronous. */
+  async ready(): Promise<void> {
+    await this.options.beforeCreate?.();
   }
 
   create(request: CreateSessionOptions = {}): Session {
