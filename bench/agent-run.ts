@@ -14,7 +14,7 @@ import type { AgentRunResult, SessionInfo } from "../server/contract/types.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { quantile, round } from "./stats.ts";
 
-/** The sample size. */
+/** Runs measured: 200 make the p99 a real tail, not one unlucky run. */
 const RUNS = 200;
 /** Unrecorded runs first (JIT, the shell's first prompts, the HTTP connection). */
 const WARMUP_RUNS = 20;

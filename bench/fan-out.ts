@@ -18,7 +18,7 @@ import { startServerProcess } from "./server-process.ts";
 import { median, MIB, pairedRatio, round } from "./stats.ts";
 import { catRunDetail } from "./ws-throughput.ts";
 
-/** The audience: one controller and ten observers. */
+/** The audience of the fan-out figure (docs/design.md § Performance): one controller and ten observers. */
 const OBSERVERS = 10;
 /** Runs per arm: a fan-out run moves 11 × 100 MiB, so three keep the benchmark within a minute or two. */
 const RUNS = 3;

@@ -20,7 +20,7 @@ import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { MIB, quantile, round } from "./stats.ts";
 import { TerminalClient } from "./terminal-client.ts";
 
-/** The issue's minimum sample size per arm. */
+/** The fewest trials per arm whose p50 and p99 are worth reporting. */
 const TRIALS = 20;
 /** `--quick`: enough to see the mechanism work. */
 const QUICK_TRIALS = 6;

@@ -12,6 +12,7 @@
  * `strip` is for replayed bytes: it cuts the queries out, so the local terminal never answers them
  * (docs/design.md, Device queries and auto-replies).
  */
+import { BEL, CAN, ESC, SUB } from "../vt/control-bytes.ts";
 
 /** The kind of answer a query asks for, one per reply shape InputRouter recognises. */
 export type ReplyKind =
@@ -38,10 +39,6 @@ const MAX_KITTY_PUSHES = 64;
 /** xterm's window reports that answer with `CSI … t` (20 and 21 answer with OSC, and are off by default). */
 const WINDOW_REPORT_QUERIES = new Set([11, 13, 14, 15, 16, 18, 19]);
 
-const ESC = 0x1b;
-const BEL = 0x07;
-const CAN = 0x18;
-const SUB = 0x1a;
 
 const GROUND = 0;
 const ESCAPE = 1;

@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute } from "node:path";
 import { isValidGrid, MAX_GRID_CELLS } from "../contract/protocol.ts";
-import type { HybridInfo, SessionInfo } from "../contract/types.ts";
+import type { CreateSessionRequest, HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
 import { Emitter } from "./emitter.ts";
 import { Session, type AdoptedState } from "./session.ts";
@@ -22,13 +22,8 @@ const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 /** Environment variables of the server that a child must never see (they carry credentials). */
 const PRIVATE_ENV = /^WEBMUX_(TOKEN|.*SECRET.*)$/;
 
-export type CreateSessionOptions = {
-  command?: string[];
-  cwd?: string;
-  env?: Record<string, string>;
-  cols?: number;
-  rows?: number;
-  title?: string;
+/** What a create body asks for (docs/protocol.md § HTTP API), plus what only the server adds. */
+export type CreateSessionOptions = CreateSessionRequest & {
   /**
    * A hybrid session (docs/hybrid.md): the agent side that `info()` shows. Its program is not started
    * here; the hybrid layer starts each terminal run itself, with that run's command.

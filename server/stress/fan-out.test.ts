@@ -11,7 +11,7 @@ import { fetchDebugStats } from "../testing/debug-stats.ts";
 import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
 import { assertSameBytes, numberedLines, PERL_OUT, receivedFromStart } from "../testing/stream-check.ts";
 
-/** Sessions printing at once (the figure). */
+/** Sessions printing at once (docs/design.md § Hardening and limits). */
 const SESSIONS = 50;
 /** Clients per session: the controller, two observers and one that drops and resumes midway. */
 const CLIENTS_PER_SESSION = 4;

@@ -30,7 +30,7 @@ const SEED = 0x5eed;
 const FUZZ_FRAMES = 3000;
 /** JSON bodies thrown at each HTTP route. */
 const FUZZ_BODIES = 150;
-/** Handshakes in the burst (the figure). */
+/** Handshakes in the burst (docs/design.md § Hardening and limits). */
 const BURST = 10_000;
 /** Handshakes in flight at once during the burst: a flood, within this process's file descriptors. */
 const BURST_WINDOW = 500;

@@ -12,7 +12,7 @@ import { fetchDebugStats } from "../testing/debug-stats.ts";
 import { startServerProcess } from "../testing/webmux-process.ts";
 import { assertSameBytes, receivedFromStart } from "../testing/stream-check.ts";
 
-/** Clients attached when the program exits (the figure). */
+/** Clients attached when the program exits (docs/design.md § Hardening and limits). */
 const ATTACHED = 20;
 /** Lines the program prints just before it exits: its last bytes must reach every client before the exit frame. */
 const FINAL_LINES = 50_000;

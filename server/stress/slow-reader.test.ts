@@ -13,7 +13,7 @@ import { assertSameBytes, numberedLines, PERL_OUT, receivedFromStart } from "../
 
 /** Lines of the warm-up run (~10 MB): the fast clients' speed with nobody slow attached. */
 const BASELINE_LINES = 750_000;
-/** Lines of the flood (~50 MB, the issue's figure) printed while one reader has stopped reading. */
+/** Lines of the flood (~50 MB, docs/design.md § Hardening and limits) printed while one reader has stopped reading. */
 const FLOOD_LINES = 3_700_000;
 /** A ring that holds the whole flood, so the slow reader can resume with append from anywhere. */
 const RING_BYTES = 96 * 1024 * 1024;

@@ -11,7 +11,7 @@ import { waitFor } from "../testing/wait.ts";
 import { fetchDebugStats, leakFigures } from "../testing/debug-stats.ts";
 import { Opcode, RawWebSocket } from "../testing/raw-websocket.ts";
 
-/** Connect/disconnect cycles of the churn test (the figure). */
+/** Connect/disconnect cycles of the churn test (docs/design.md § Hardening and limits). */
 const CYCLES = 1000;
 /** Cycles in flight at once: a crowd, well under the per-address cap. */
 const CONCURRENT_CYCLES = 25;

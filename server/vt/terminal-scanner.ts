@@ -12,6 +12,7 @@
 import { ModeTracker } from "./terminal-modes.ts";
 import type { TerminalModes } from "./terminal-modes.ts";
 import { isCollectedOsc, oscEvent } from "./terminal-osc.ts";
+import { BEL, CAN, ESC, SUB } from "./control-bytes.ts";
 
 export type ScanEvent =
   | { type: "title"; at: number; title: string }
@@ -35,10 +36,6 @@ const MAX_PARAM_VALUE = 99_999;
 
 const NO_EVENTS: readonly ScanEvent[] = Object.freeze([]);
 
-const ESC = 0x1b;
-const BEL = 0x07;
-const CAN = 0x18;
-const SUB = 0x1a;
 
 // Scanner states (plain numbers, not an enum: the server also runs under type-stripping runtimes).
 const GROUND = 0;

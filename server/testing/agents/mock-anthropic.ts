@@ -7,8 +7,8 @@
  * loops (tool_use → tool_result → next reply) replay the same way at either end and after a move.
  * Requests without tools (titles, summaries) get a short text reply.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isObject, json, MockModelApi, readJsonBody, type Json } from "./mock-model-api.ts";
 
 export type MockReply =
   | { text: string; chunkDelayMs?: number }
@@ -20,17 +20,12 @@ export type MockReply =
 
 export type MockRule = { match: string | RegExp; replies: MockReply[] };
 
-type Json = Record<string, unknown>;
 export type RecordedRequest = { path: string; body: Json; prompt: string | null; step: number; main: boolean };
 
 /** Text reply pieces: small enough that a stream has several deltas. */
 const TEXT_CHUNK_CHARS = 12;
 /** How long a hang reply streams before it ends by itself. */
 const DEFAULT_HANG_TICK_MS = 200;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Text Claude Code adds to a user message itself (context, reminders): never what the user typed. */
 const INJECTED = /^\s*<system-reminder>/;
@@ -66,44 +61,16 @@ export function promptAndStep(messages: unknown): { prompt: string | null; step:
   return { prompt: null, step };
 }
 
-export class MockAnthropic {
+export class MockAnthropic extends MockModelApi<MockReply> {
   readonly requests: RecordedRequest[] = [];
-  private readonly rules: MockRule[] = [];
-  private server: Server | null = null;
-  private counter = 0;
-  url = "";
-
-  /** Replies for prompts containing `match`; later rules win over earlier ones. */
-  script(match: string | RegExp, ...replies: MockReply[]): void {
-    this.rules.unshift({ match, replies });
-  }
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
 
   /** Main-loop requests (with tools) whose prompt contains `match`. */
   mainRequests(match?: string): RecordedRequest[] {
     return this.requests.filter((r) => r.main && (match === undefined || (r.prompt ?? "").includes(match)));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    let body: Json = {};
-    try {
-      const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
-      if (isObject(parsed)) body = parsed;
-    } catch {
-      // not JSON: answered as an empty request
-    }
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJsonBody(req);
     const path = (req.url ?? "").split("?")[0]!;
     if (req.method !== "POST" || !path.endsWith("/v1/messages")) {
       if (path.endsWith("/count_tokens")) return json(res, 200, { input_tokens: 100 });
@@ -112,8 +79,8 @@ export class MockAnthropic {
     const { prompt, step } = promptAndStep(body.messages);
     const main = Array.isArray(body.tools) && body.tools.length > 0;
     this.requests.push({ path, body, prompt, step, main });
-    const rule = main && prompt !== null ? this.rules.find((r) => (typeof r.match === "string" ? prompt.includes(r.match) : r.match.test(prompt))) : undefined;
-    const reply: MockReply = rule ? (rule.replies[step] ?? { text: "Done." }) : { text: main ? `You said: ${prompt ?? ""}`.slice(0, 200) : "Mock title" };
+    const replies = main && prompt !== null ? this.rulesFor(prompt) : undefined;
+    const reply: MockReply = replies ? (replies[step] ?? { text: "Done." }) : { text: main ? `You said: ${prompt ?? ""}`.slice(0, 200) : "Mock title" };
     if ("error" in reply) return json(res, reply.error.status, { type: "error", error: { type: reply.error.type, message: reply.error.message } });
     await this.stream(req, res, body, reply);
   }
@@ -163,9 +130,4 @@ export class MockAnthropic {
     res.end();
     void req;
   }
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
 }

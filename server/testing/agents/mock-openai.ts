@@ -5,8 +5,8 @@
  * response.completed) or answers an error. Scripted like MockAnthropic: a rule is picked by the
  * last typed prompt, and its n-th reply is sent when n tool outputs followed that prompt.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isObject, json, MockModelApi, readJsonBody, type Json } from "./mock-model-api.ts";
 
 export type MockResponsesReply =
   | { text: string }
@@ -16,15 +16,10 @@ export type MockResponsesReply =
   /** streams "." until the client goes away (an interrupt) or `ms` pass */
   | { hang: { ms: number } };
 
-type Json = Record<string, unknown>;
 export type RecordedResponsesRequest = { body: Json; prompt: string | null; step: number };
 
 /** How often a hang reply streams a piece. */
 const HANG_TICK_MS = 200;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -50,27 +45,8 @@ export function responsesPromptAndStep(input: unknown): { prompt: string | null;
   return { prompt: null, step };
 }
 
-export class MockOpenAI {
+export class MockOpenAI extends MockModelApi<MockResponsesReply> {
   readonly requests: RecordedResponsesRequest[] = [];
-  private readonly rules: { match: string | RegExp; replies: MockResponsesReply[] }[] = [];
-  private server: Server | null = null;
-  private counter = 0;
-  url = "";
-
-  script(match: string | RegExp, ...replies: MockResponsesReply[]): void {
-    this.rules.unshift({ match, replies });
-  }
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
 
   /** The `[model_providers.mock]` config.toml that points Codex here. */
   configToml(extra = ""): string {
@@ -88,23 +64,15 @@ export class MockOpenAI {
     ].join("\n");
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    let body: Json = {};
-    try {
-      const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}");
-      if (isObject(parsed)) body = parsed;
-    } catch {
-      // not JSON
-    }
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJsonBody(req);
     const path = (req.url ?? "").split("?")[0]!;
     if (req.method === "GET" && path.endsWith("/models")) return json(res, 200, { object: "list", data: [{ id: "mock-model", object: "model" }], models: [] });
     if (req.method !== "POST" || !path.endsWith("/responses")) return json(res, 404, { error: { message: `no ${req.method} ${path} here`, type: "not_found" } });
     const { prompt, step } = responsesPromptAndStep(body.input);
     this.requests.push({ body, prompt, step });
-    const rule = prompt !== null ? this.rules.find((r) => (typeof r.match === "string" ? prompt.includes(r.match) : r.match.test(prompt))) : undefined;
-    const reply: MockResponsesReply = rule ? (rule.replies[step] ?? { text: "Done." }) : { text: `You said: ${prompt ?? ""}`.slice(0, 200) };
+    const replies = prompt !== null ? this.rulesFor(prompt) : undefined;
+    const reply: MockResponsesReply = replies ? (replies[step] ?? { text: "Done." }) : { text: `You said: ${prompt ?? ""}`.slice(0, 200) };
     if ("error" in reply) return json(res, reply.error.status, { error: { message: reply.error.message, type: "invalid_request_error", code: null } });
     await this.stream(res, body, reply);
   }
@@ -163,9 +131,4 @@ export class MockOpenAI {
     send("response.completed", { response: { ...response("completed", output), usage: { input_tokens: 50, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 70 } } });
     res.end();
   }
-}
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" });
-  res.end(JSON.stringify(body));
 }
