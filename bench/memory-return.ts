@@ -25,10 +25,11 @@ const QUICK_BYTES_PER_SESSION = 2 * MIB;
 const RETURN_GOAL_MIB = 30;
 const RUN_TIMEOUT_MS = 300_000;
 const READY_TIMEOUT_MS = 30_000;
-/** RSS is read again until it stops falling (two reads within this) or the deadline passes. */
+/** RSS is read every SETTLE_POLL_MS until it held within SETTLED_DELTA_BYTES for SETTLED_FOR_MS (the server releases memory about a second after a deletion), or the deadline passes. */
 const SETTLED_DELTA_BYTES = 1 * MIB;
+const SETTLED_FOR_MS = 3_000;
 const SETTLE_POLL_MS = 500;
-const SETTLE_TIMEOUT_MS = 10_000;
+const SETTLE_TIMEOUT_MS = 15_000;
 
 const mib = (bytes: number) => round(bytes / MIB, 2);
 
@@ -60,13 +61,13 @@ export async function benchMemoryReturn(ctx: BenchContext): Promise<BenchResult>
     for (const id of ids) await server.deleteSession(id);
     let after: MemorySample = await server.memory();
     const samples = [after.rss];
+    const window = Math.ceil(SETTLED_FOR_MS / SETTLE_POLL_MS) + 1;
     await waitUntil(
       async () => {
-        const next = await server.memory();
-        samples.push(next.rss);
-        const settled = Math.abs(next.rss - after.rss) < SETTLED_DELTA_BYTES;
-        after = next;
-        return settled;
+        after = await server.memory();
+        samples.push(after.rss);
+        const recent = samples.slice(-window);
+        return recent.length === window && Math.max(...recent) - Math.min(...recent) < SETTLED_DELTA_BYTES;
       },
       { timeoutMs: SETTLE_TIMEOUT_MS, intervalMs: SETTLE_POLL_MS, what: "RSS settled" },
     ).catch(() => undefined);

@@ -44,5 +44,7 @@ export type FromWorker =
   | { type: "parsed"; counts: Array<[number, number]> }
   /** the visible text of a screen changed (throttled by the worker) */
   | { type: "changed"; screen: number }
+  /** closed screens' memory was collected: the C heap's free pages may go back to the OS */
+  | { type: "released" }
   | { type: "reply"; request: number; ok: true; value: unknown }
   | { type: "reply"; request: number; ok: false; message: string };

@@ -10,6 +10,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { FromWorker, ScreenReply, ScreenRequest, ToWorker } from "./headless-protocol.ts";
+import { scheduleMemoryRelease } from "./memory-release.ts";
 
 export type HeadlessScreenErrorCode =
   /** the screen was disposed before the request was answered */
@@ -83,6 +84,8 @@ export class HeadlessWorkerHost {
     this.worker.on("error", (error) => this.fail(`headless worker failed: ${String(error)}`));
     this.worker.on("exit", (code) => {
       HeadlessWorkerHost.live--;
+      // The worker's heap and its thread's C arena are free now (docs/design.md § Memory that comes back).
+      scheduleMemoryRelease();
       this.fail(`headless worker exited with code ${code}`);
     });
   }
@@ -129,6 +132,9 @@ export class HeadlessWorkerHost {
         return;
       case "changed":
         this.clients.get(message.screen)?.onChanged();
+        return;
+      case "released":
+        scheduleMemoryRelease();
         return;
       case "reply": {
         const pending = this.requests.get(message.request);

@@ -14,6 +14,8 @@
  * reset, requests) run inside a `terminal.write("", callback)` callback, which xterm
  * calls exactly between the preceding and the following chunks.
  */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { parentPort } from "node:worker_threads";
 import xtermHeadless from "@xterm/headless";
 import serializeAddon from "@xterm/addon-serialize";
@@ -57,6 +59,44 @@ const screens = new Map();
 /** @type {Map<number, number>} */
 const unreportedParsed = new Map();
 let progressScheduled = false;
+
+/** Collect this long after the last screen closed: a burst of deletions costs one collection. */
+const RELEASE_DELAY_MS = 200;
+/** @type {ReturnType<typeof setTimeout> | null} */
+let releaseTimer = null;
+
+/**
+ * docs/design.md § Memory that comes back: a closed screen's terminal (10 000 lines of scrollback
+ * are megabytes) is garbage only until this thread's heap is collected, and an idle worker may
+ * never collect by itself. A full collection frees it; the main thread then hands the C heap's
+ * free pages back to the OS.
+ * @returns {(() => void) | null}
+ */
+function fullCollector() {
+  const bun = /** @type {{ Bun?: { gc?: (force: boolean) => void } }} */ (globalThis).Bun;
+  if (typeof bun?.gc === "function") return () => bun.gc?.(true);
+  try {
+    // V8 creates `gc` only in contexts made after the flag is set.
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc");
+    return typeof gc === "function" ? gc : null;
+  } catch {
+    return null;
+  }
+}
+/** @type {(() => void) | null | undefined} */
+let collect;
+
+function scheduleRelease() {
+  if (releaseTimer) clearTimeout(releaseTimer);
+  releaseTimer = setTimeout(() => {
+    releaseTimer = null;
+    collect ??= fullCollector();
+    collect?.();
+    post({ type: "released" });
+  }, RELEASE_DELAY_MS);
+  releaseTimer.unref?.();
+}
 
 if (!parentPort) throw new Error("headless-worker.js must run in a worker thread");
 const port = parentPort;
@@ -243,6 +283,7 @@ function handle(message) {
       screens.delete(screen.id);
       unreportedParsed.delete(screen.id);
       screen.term.dispose();
+      scheduleRelease();
       return;
   }
 }

@@ -6,6 +6,7 @@ import { isValidGrid, MAX_GRID_CELLS } from "../contract/protocol.ts";
 import type { CreateSessionRequest, HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
 import { Emitter } from "./emitter.ts";
+import { scheduleMemoryRelease } from "./memory-release.ts";
 import { Session, type AdoptedState } from "./session.ts";
 
 /**
@@ -218,6 +219,7 @@ export class SessionRegistry {
     this.events.emit("removing", id);
     await session.dispose();
     this.events.emit("removed", id);
+    scheduleMemoryRelease();
   }
 
   /** Server shutdown: end every program. */
