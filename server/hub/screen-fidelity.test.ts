@@ -16,6 +16,8 @@ import { waitFor } from "../testing/wait.ts";
 const RING_BYTES = 64 * 1024;
 /** Output that wraps the ring several times over. */
 const FLOOD = "seq 1 40000";
+/** Lines of history above the screen compared too (debris and lost wraps land there). */
+const HISTORY_COMPARED = 200;
 /** Deadline for anything a busy two-core machine does (program start, a flood, a replay). */
 const SLOW_MS = 60_000;
 
@@ -68,9 +70,9 @@ async function settled(joined: Joined): Promise<void> {
 async function expectSameScreens(joined: Joined, what: string): Promise<void> {
   await settled(joined);
   const [stayed, ...others] = joined.clients;
-  const expected = screenState(stayed!.term!, { scrollback: 0 });
+  const expected = screenState(stayed!.term!, { scrollback: HISTORY_COMPARED });
   for (const other of others) {
-    const differences = stateDifferences(expected, screenState(other.term!, { scrollback: 0 }));
+    const differences = stateDifferences(expected, screenState(other.term!, { scrollback: HISTORY_COMPARED }));
     expect(differences, `${what}: ${other === others[0] ? "first" : "another"} late client`).toEqual([]);
   }
 }
@@ -88,8 +90,34 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
     const row = (await late.screenLines()).find((line) => line.includes("MARK"))!;
     const stayedRow = (await joined.stayed.screenLines()).find((line) => line.includes("MARK"))!;
     expect(row.indexOf("MARK")).toBe(stayedRow.indexOf("MARK"));
-    joined.stayed.type("\u{1F600}\u{1F600}x\r\n");
+    joined.stayed.type("\u{1F600}\u{1F600}x\r");
+    await waitFor(() => ringHas(joined.session, "x\r\n"), { timeout: SLOW_MS, message: "more output" });
     await expectSameScreens(joined, "after more output");
     await closeAll(joined);
   });
+
+  /** Terminal state only later output reveals, set up after the ring wrapped: printf lines, then keystrokes that `cat` prints back. */
+  const synthetic: { name: string; setup: string; more: string }[] = [
+    { name: "a scroll region with a status bar under it (apt)", setup: "\\e[24;1H\\e[7mstatus 10%%\\e[0m\\e[1;23r\\e[23;1H", more: Array.from({ length: 30 }, (_, i) => `more ${i}\r`).join("") },
+    { name: "DEC line drawing, G0 and G1 with SO", setup: "\\e(0lqqk\\e(B plain \\e)0\\016lqk", more: "lqqqk x\r" },
+    { name: "insert mode", setup: "abcdef\\e[4h\\e[3D", more: "XY\r" },
+    { name: "origin mode set after drawing, in a scroll region", setup: "\\e[5;20r\\e[?6h\\e[2;3Hin", more: "\x1b[1;1Htop\x1b[30;1Hbottom\r" },
+    { name: "a line at the right margin (pending wrap)", setup: "\\e[2J\\e[H%080d", more: "z\r" },
+    { name: "the alternate screen with a saved cursor in both buffers", setup: "\\e[5;5H\\e7\\e[?1049h\\e[3;3Halt\\e[2;2H\\e[1m\\e7\\e[0m\\e[9;9H", more: "\x1b8u\x1b[?1049l\x1b8back\r" },
+    { name: "mouse mode, bracketed paste, focus, application keys", setup: "\\e[?1002h\\e[?1006h\\e[?2004h\\e[?1004h\\e[?1h\\e=\\e[?25l", more: "ok\r" },
+    { name: "CJK and emoji placed by column", setup: "\\346\\274\\242\\345\\255\\227\\360\\237\\230\\200\\e[20GMARK", more: "\u6f22x\x1b[30Gy\r" },
+  ];
+  for (const scenario of synthetic) {
+    it(`after the ring wrapped: ${scenario.name}`, async () => {
+      const joined = await started(`${FLOOD}; printf 'READY\\r\\n${scenario.setup}'; exec cat`, "READY");
+      await waitFor(() => joined.stayed.offset === joined.session.ring.end, { timeout: SLOW_MS, message: "setup shown" });
+      const late = await join(joined);
+      expect(late.position).toMatchObject({ mode: "reset", truncated: true });
+      await expectSameScreens(joined, "after the reset");
+      joined.stayed.type(scenario.more);
+      await waitFor(() => joined.session.ring.end > late.position!.end, { timeout: SLOW_MS, message: "more output" });
+      await expectSameScreens(joined, "after more output");
+      await closeAll(joined);
+    });
+  }
 });

@@ -38,7 +38,7 @@ export const REDRAW_HOLD_MS = 100;
 /** How often connections are checked for stalled writes. */
 export const SLOW_CHECK_INTERVAL_MS = 1_000;
 
-const ALTERNATE_SCREEN_ON = "\x1b[?1049h";
+const COLOR_SCHEME_REPORTS_ON = "\x1b[?2031h";
 
 /**
  * Each session's mirror gap count when a redraw request last went out for it: the program is asked
@@ -249,8 +249,8 @@ export class TerminalStream {
     const running = session.status === "running";
     const screen = options.history ? session.screen.serialize().catch(() => null) : Promise.resolve(null);
     void screen.then((serialized) => {
-      // The serialized screen switches to the alternate buffer itself; entering it again could clear it.
-      const snapshot = serialized === null ? modes : serialized + modes.replace(ALTERNATE_SCREEN_ON, "");
+      // The serialized terminal carries its modes; 2031 is the one xterm.js does not keep.
+      const snapshot = serialized === null ? modes : serialized + (session.scanner.colorSchemeReports ? COLOR_SCHEME_REPORTS_ON : "");
       finish(encodeSnapshot(snapshot));
       // docs/design.md, Redraw request: only a client left without the screen is worth a repaint.
       const gaps = session.screen.stats().gaps;

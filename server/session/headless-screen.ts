@@ -255,8 +255,10 @@ export class HeadlessScreen {
     this.attached().post({ type: "reset", screen: this.id });
   }
 
-  /** Screen and scrollback (all of it unless `scrollback` limits the lines) as escape
-   * sequences that recreate them; answered after every byte written so far is parsed. */
+  /** The terminal's whole state — screen and scrollback (all of it unless `scrollback` limits the
+   * lines), cursor, pen, scroll region, charsets, tab stops, both buffers, modes — as bytes that
+   * recreate it in a freshly reset terminal (terminal-snapshot.js); answered after every byte
+   * written so far is parsed. */
   serialize(opts?: { scrollback?: number }): Promise<string> {
     const scrollback = opts?.scrollback;
     return this.request({ kind: "serialize", ...(scrollback === undefined ? {} : { scrollback }) });
@@ -378,12 +380,14 @@ export class HeadlessScreen {
       this.flushTimer = null;
     }
     if (this.pendingLength === 0 || !this.pending) return;
-    const data = this.pendingLength === this.pending.length ? this.pending : this.pending.slice(0, this.pendingLength);
+    let data = this.pendingLength === this.pending.length ? this.pending : this.pending.slice(0, this.pendingLength);
     // Released rather than reused: an idle screen then holds no batch buffer at all.
     this.pending = null;
     this.pendingLength = 0;
     const gap = this.gapBeforeNext;
     this.gapBeforeNext = false;
+    // The worker starts clean after a gap: the modes the program set come back first, as after a skim.
+    if (gap) data = concat(utf8.encode(this.modes()), data);
     this.posted += data.byteLength;
     this.attached().post({ type: "write", screen: this.id, data, gap }, [data.buffer as ArrayBuffer]);
   }

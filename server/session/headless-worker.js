@@ -18,9 +18,9 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { parentPort } from "node:worker_threads";
 import xtermHeadless from "@xterm/headless";
-import serializeAddon from "@xterm/addon-serialize";
 import unicode11Addon from "@xterm/addon-unicode11";
 import { styledLine } from "./styled-line.js";
+import { terminalSnapshot } from "./terminal-snapshot.js";
 
 /** @typedef {import("./headless-protocol.ts").ToWorker} ToWorker */
 /** @typedef {import("./headless-protocol.ts").FromWorker} FromWorker */
@@ -30,7 +30,6 @@ import { styledLine } from "./styled-line.js";
 // Both packages are CommonJS (UMD) bundles: their named exports are only reachable
 // through the default import under Node ESM.
 const { Terminal } = xtermHeadless;
-const { SerializeAddon } = serializeAddon;
 const { Unicode11Addon } = unicode11Addon;
 
 /** A screen's list entry (its `preview`) should not be recomputed more often than this. */
@@ -44,7 +43,6 @@ const MAX_QUEUED_BYTES = 40 * 1024 * 1024;
  * @typedef {object} Screen
  * @property {number} id
  * @property {InstanceType<typeof Terminal>} term
- * @property {InstanceType<typeof SerializeAddon>} serializer
  * @property {boolean} closed
  * @property {number} queuedBytes  bytes handed to xterm and not yet parsed
  * @property {boolean} gap  a batch was dropped here; reset before the next one
@@ -164,10 +162,9 @@ function afterParsed(screen, action) {
 function answer(screen, body) {
   switch (body.kind) {
     case "serialize":
-      // Modes come from the session's TerminalScanner, which never loses them to a dropped batch.
-      return screen.serializer.serialize(
-        body.scrollback === undefined ? { excludeModes: true } : { scrollback: body.scrollback, excludeModes: true },
-      );
+      // The whole terminal state, modes included (docs/design.md § Snapshots); after a gap the
+      // main thread restores the scanner's modes ahead of the next batch, so they survive it.
+      return terminalSnapshot(screen.term, body.scrollback === undefined ? {} : { scrollback: body.scrollback });
     case "preview":
       return visibleLines(screen).filter((line) => line !== "").slice(-3);
     case "read": {
@@ -199,8 +196,6 @@ function handle(message) {
       allowProposedApi: true,
       logLevel: "off",
     });
-    const serializer = new SerializeAddon();
-    term.loadAddon(serializer);
     // The browser's widths (client/src/terminal/xterm-setup.ts): an emoji is two cells in both, so
     // a snapshot puts everything after it in the same column (docs/design.md § Snapshots).
     term.loadAddon(new Unicode11Addon());
@@ -211,7 +206,6 @@ function handle(message) {
     const screen = {
       id: message.screen,
       term,
-      serializer,
       closed: false,
       queuedBytes: 0,
       gap: false,

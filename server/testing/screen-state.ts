@@ -41,7 +41,8 @@ function cellText(line: any, col: number, cell: any): string {
 
 function describeCell(cell: any): string {
   const width = cell.getWidth();
-  const chars = cell.getChars();
+  // A blank and a space look the same; the snapshot writes a blank that has a pen as a space.
+  const chars = cell.getChars() || (width === 1 ? " " : "");
   const style = [
     cell.getFgColorMode(),
     cell.getFgColor(),
@@ -71,7 +72,8 @@ function bufferLines(buffer: any, from: number, cols: number): string[] {
     for (let x = 0; x < cols; x++) cells.push(cellText(line, x, cell));
     // Trailing default blanks are not distinguishable from a shorter line.
     while (cells.length > 0 && cells.at(-1) === blank) cells.pop();
-    out.push(`${line.isWrapped ? "↩" : ""}${cells.join(" ")}`);
+    // The buffer's first line has nothing to be wrapped from (SU can leave it flagged): not written.
+    out.push(`${line.isWrapped && y > 0 ? "↩" : ""}${cells.join(" ")}`);
   }
   return out;
 }
@@ -83,7 +85,8 @@ function internalState(term: HeadlessTerminal): Record<string, unknown> {
   const bufferState = (buffer: any) => ({
     scrollRegion: [buffer.scrollTop, buffer.scrollBottom],
     tabs: Object.keys(buffer.tabs).filter((k) => buffer.tabs[k]).join(","),
-    saved: [buffer.savedX, buffer.savedY - buffer.ybase, buffer.savedCurAttrData.fg, buffer.savedCurAttrData.bg, charsetName(buffer.savedCharset)],
+    // DECRC clamps: a saved row that scrolled into the history is row 0, a pending wrap the last column.
+    saved: [Math.min(buffer.savedX, term.cols - 1), Math.max(0, buffer.savedY - buffer.ybase), buffer.savedCurAttrData.fg, buffer.savedCurAttrData.bg, charsetName(buffer.savedCharset)],
   });
   const modes = core.coreService.decPrivateModes;
   const pen = core._inputHandler._curAttrData;
