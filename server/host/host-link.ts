@@ -117,16 +117,25 @@ export class HostLink {
   private readonly runs = new Map<number, RemotePty>();
   private nextRef = 1;
   private lost = false;
+  /** output and exits that came between the adopt reply and the runs it describes (null once adopted) */
+  private beforeAdoption: { ref: number; data?: Uint8Array; exit?: PtyExit }[] | null = [];
 
   private constructor(
     readonly connection: HostConnection,
     private readonly options: HostLinkOptions,
   ) {
-    connection.events.on("output", (ref, _marks, data) => this.runs.get(ref)?.deliver(data));
+    connection.events.on("output", (ref, _marks, data) => {
+      const run = this.runs.get(ref);
+      if (run) run.deliver(data);
+      // Frames right behind the adopt reply arrive before its promise continues: kept for their run.
+      else this.beforeAdoption?.push({ ref, data: data.slice() });
+    });
     connection.events.on("event", (name, body) => {
       if (name !== "exit") return;
       const { ref, exitCode, signal } = body as { ref: number; exitCode: number; signal: number | null };
-      this.runs.get(ref)?.finish({ exitCode, signal });
+      const run = this.runs.get(ref);
+      if (run) run.finish({ exitCode, signal });
+      else this.beforeAdoption?.push({ ref, exit: { exitCode, signal } });
     });
     connection.events.on("closed", () => {
       this.lost = true;
@@ -158,6 +167,13 @@ export class HostLink {
         }
       }
       adopted.push({ ...session, bytes, pty });
+    }
+    const early = link.beforeAdoption ?? [];
+    link.beforeAdoption = null;
+    for (const e of early) {
+      const run = link.runs.get(e.ref);
+      if (e.data) run?.deliver(e.data);
+      else if (e.exit) run?.finish(e.exit);
     }
     return { link, adopted };
   }

@@ -11,7 +11,7 @@ import type { SessionInfo } from "../contract/types.ts";
 import { OuterTerminal } from "../cli/outer-terminal.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { listeningUrl, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
+import { BUN_WEBMUX, listeningUrl, NODE_WEBMUX, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
 import { HostConnection } from "./host-client.ts";
 import { hostPaths, processExists } from "./host-dir.ts";
 import type { AdoptedSession } from "./hosted-sessions.ts";
@@ -46,8 +46,13 @@ afterEach(async () => {
   }
 });
 
-async function serve(dir: string, port = "0"): Promise<{ run: WebmuxRun; url: string }> {
-  const run = runWebmux(["serve", "--session-host", "--port", port, "--data-dir", dir, "--token", TOKEN, "--no-qr", "--buffer-bytes", BUFFER_BYTES]);
+type Runtime = "node" | "bun";
+
+async function serve(dir: string, port = "0", runtime: Runtime = "node"): Promise<{ run: WebmuxRun; url: string }> {
+  const run = runWebmux(["serve", "--session-host", "--port", port, "--data-dir", dir, "--token", TOKEN, "--no-qr", "--buffer-bytes", BUFFER_BYTES], {
+    runtime: runtime === "bun" ? BUN_WEBMUX : NODE_WEBMUX,
+    isolated: true,
+  });
   return { run, url: await listeningUrl(run) };
 }
 
@@ -99,9 +104,14 @@ function expectSeqLines(text: string, n: number): void {
 }
 
 describe("sessions in the session host", () => {
-  it("kill -9 of the server during seq 1 2000000: a new server has the same session, and a browser-style client and webmux attach resume with exactly the missing bytes", async () => {
+  // The host runs on the first server's runtime; the second server may run on the other one.
+  it.each<[Runtime, Runtime]>([
+    ["node", "node"],
+    ["bun", "node"],
+    ["node", "bun"],
+  ])("kill -9 of the server (%s) during seq 1 2000000: a new server (%s) has the same session, and a browser-style client and webmux attach resume with exactly the missing bytes", async (firstRuntime, secondRuntime) => {
     const dir = dataDir();
-    const first = await serve(dir);
+    const first = await serve(dir, "0", firstRuntime);
     const port = new URL(first.url).port;
     const trigger = join(dir, "second-half");
     // The flood waits halfway until both clients have its first half, so the kill lands in its second half.
@@ -124,7 +134,7 @@ describe("sessions in the session host", () => {
     // The session ran on while no server did: the host's ring grew.
     await waitFor(async () => (await hostSessions(dir))[0]?.run?.end ?? 0 > resumeAt.offset, { message: "output while no server runs" });
 
-    const second = await serve(dir, port);
+    const second = await serve(dir, port, secondRuntime);
     const listed = ((await (await api(second.url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions;
     expect(listed.map((x) => [x.id, x.generation, x.status])).toEqual([[s.id, s.generation, "running"]]);
     expect(listed[0]!.pid).toBe(s.pid);
@@ -153,9 +163,9 @@ describe("sessions in the session host", () => {
     expectSeqLines(cli.output, 2_000_000);
   }, 240_000);
 
-  it("SIGTERM of the server leaves the sessions running and says how to end them; webmux stop ends them and the host", async () => {
+  it.each<[Runtime]>([["node"], ["bun"]])("SIGTERM of the server (%s) leaves the sessions running and says how to end them; webmux stop ends them and the host", async (runtime) => {
     const dir = dataDir();
-    const first = await serve(dir);
+    const first = await serve(dir, "0", runtime);
     const a = await create(first.url, [...SHELL, "-c", "echo A; exec sleep 1000"]);
     const b = await create(first.url, [...SHELL, "-c", "trap '' HUP; echo B; while :; do sleep 1; done"]);
     first.run.proc.kill("SIGTERM");
