@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
@@ -77,6 +80,28 @@ describe("sessions over HTTP", () => {
     expect(shell.command).toEqual(["/bin/bash", "-l"]);
     expect(shell.status).toBe("running");
     expect(shell.pid).toBeGreaterThan(0);
+  });
+
+  it("answers a restart whose cwd vanished with 400 and one already under way with 409, never 500", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webmux-vanishing-"));
+    const gone = await server.createSession({ command: ["sleep", "100"], cwd: dir });
+    rmSync(dir, { recursive: true });
+    const vanished = await server.api(`/api/sessions/${gone.id}/restart`, { method: "POST" });
+    expect(vanished.status).toBe(400);
+    const body = (await vanished.json()) as { error: { code: string; message: string } };
+    expect(body.error).toMatchObject({ code: "INVALID_REQUEST", message: expect.stringContaining("working directory not found") });
+    expect((await info(gone.id)).status).toBe("exited"); // the session is still there, and says it is not running
+
+    // A program that ignores SIGHUP takes the whole grace to end: the other restarts arrive meanwhile.
+    const busy = await server.createSession({ command: ["bash", "-c", "trap '' HUP; while :; do sleep 1; done"] });
+    await waitFor(async () => (await bufferText(busy.id)) !== "" || (await info(busy.id)).pid !== null);
+    const answers = await Promise.all([1, 2, 3].map(() => server.api(`/api/sessions/${busy.id}/restart`, { method: "POST" })));
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect(statuses.slice(1)).toEqual([409, 409]);
+    for (const r of answers.filter((a) => a.status === 409)) expect(((await r.json()) as { error: { code: string } }).error.code).toBe("CONFLICT");
+    expect((await info(busy.id)).status).toBe("running");
+    for (const id of [gone.id, busy.id]) await server.api(`/api/sessions/${id}`, { method: "DELETE" });
   });
 
   it("renames, restarts with a new generation and deletes", async () => {

@@ -17,6 +17,7 @@ import {
   requiredString,
 } from "./body.ts";
 import { ApiError, invalid } from "./errors.ts";
+import { PtySpawnError } from "../pty/pty.ts";
 import type { RouteContext } from "./app.ts";
 
 /** Titles are for a list: longer ones are refused rather than cut silently. */
@@ -100,11 +101,25 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
     return session.info();
   });
 
+  // One restart at a time per session: a second one while the first is ending the program would
+  // start it twice (docs/protocol.md § HTTP API).
+  const restarting = new Set<string>();
   app.route("POST", "/api/sessions/:id/restart", async (ctx) => {
     requireWrite(ctx);
     const session = findSession(registry, ctx.params.id!);
     if (session.info().hybrid) throw new ApiError(ErrorCode.CONFLICT, "a hybrid session starts its agent by moving: POST /api/sessions/{id}/move");
-    await session.restart();
+    if (restarting.has(session.id)) throw new ApiError(ErrorCode.CONFLICT, `session ${session.id} is already restarting`);
+    restarting.add(session.id);
+    try {
+      await session.restart();
+    } catch (err) {
+      // The program could not start again (its cwd vanished, its command was removed): the
+      // session stays exited and says why, instead of an internal error.
+      if (err instanceof PtySpawnError) throw invalid(`cannot restart session ${session.id}: ${err.message}`);
+      throw err;
+    } finally {
+      restarting.delete(session.id);
+    }
     return session.info();
   });
 
