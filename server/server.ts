@@ -33,6 +33,7 @@ import { HostDirError } from "./host/host-dir.ts";
 import { WEBMUX_BUILD } from "./host/build.ts";
 import { HOST_PROTOCOL, Refusal } from "./host/protocol.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
+import { removeStaleTempFiles } from "./store/json-file.ts";
 import { SettingsStore } from "./store/settings.ts";
 
 /** Where `vite build` puts the client. */
@@ -103,6 +104,7 @@ function prepareDataDir(dataDir: string): void {
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     accessSync(dataDir, constants.W_OK | constants.R_OK);
+    removeStaleTempFiles(dataDir);
   } catch (err) {
     throw new StartupError(`cannot use data dir ${dataDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }

@@ -1,9 +1,11 @@
 import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, closeSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadGlobalToken, readStoredGlobalToken } from "./global-token.ts";
 import { JsonFile, writeJsonAtomic } from "./json-file.ts";
+import { startTestServer } from "../testing/test-server.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -83,5 +85,29 @@ describe("the global token", () => {
     expect(loadGlobalToken(dir, "given-token-0123456789")).toEqual({ token: "given-token-0123456789", generated: false });
     expect(readdirSync(dir)).toEqual([]);
     expect(readStoredGlobalToken(dir)).toBeNull();
+  });
+});
+
+describe("stale temporary files", () => {
+  it("are removed when the server starts: those of dead processes and its own pid's, never another live process's", async () => {
+    const dir = tempDir();
+    const dead = spawnSync("true").pid!; // a pid that has exited
+    const other = spawn("sleep", ["60"]);
+    try {
+      const stale = [`.settings.json.${dead}.1700000000000.tmp`, `.agent-tokens.json.${process.pid}.1700000000001.tmp`];
+      const kept = [`.settings.json.${other.pid}.1700000000002.tmp`, "notes.tmp", "settings.json.tmp"];
+      for (const name of [...stale, ...kept]) writeFileSync(join(dir, name), "{");
+      const server = await startTestServer({ dataDir: dir });
+      try {
+        const left = readdirSync(dir);
+        for (const name of stale) expect(left, name).not.toContain(name);
+        for (const name of kept) expect(left, name).toContain(name);
+        expect((await server.api("/api/health")).status).toBe(200);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      other.kill();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync, openSync, fsyncSync, closeSync, renameSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, openSync, fsyncSync, closeSync, renameSync, unlinkSync } from "node:fs";
 import { dirname, join, basename } from "node:path";
 
 /**
@@ -31,6 +31,47 @@ export class JsonFile<T> {
   write(value: T): void {
     writeJsonAtomic(this.path, value);
   }
+}
+
+/** `writeJsonAtomic`'s temporary files: `.<name>.<pid>.<ms>.tmp`. */
+const TEMP_FILE = /^\..+\.(\d{1,10})\.\d{1,16}\.tmp$/;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Remove the temporary files a process that died mid-write left in `dir` (docs/design.md, What
+ * survives a restart). A file of another live process is its write in progress and stays; this
+ * process has written nothing yet when it starts, so one bearing its own pid is an earlier
+ * process's. Returns the names removed.
+ */
+export function removeStaleTempFiles(dir: string): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const match = TEMP_FILE.exec(name);
+    if (!match) continue;
+    const pid = Number(match[1]);
+    if (pid !== process.pid && isAlive(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed.push(name);
+    } catch {
+      // gone already, or not ours to remove: it does no harm
+    }
+  }
+  return removed;
 }
 
 export function writeJsonAtomic(path: string, value: unknown): void {
