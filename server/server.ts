@@ -34,6 +34,7 @@ import { WEBMUX_BUILD } from "./host/build.ts";
 import { HOST_PROTOCOL, Refusal } from "./host/protocol.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { removeStaleTempFiles } from "./store/json-file.ts";
+import { LoggedOutCookies } from "./store/logged-out-cookies.ts";
 import { SettingsStore } from "./store/settings.ts";
 
 /** Where `vite build` puts the client. */
@@ -125,6 +126,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   let tokenGenerated: boolean;
   let settings: SettingsStore;
   let tokens: AgentTokenStore;
+  let loggedOut: LoggedOutCookies;
   let integration: ShellIntegration;
   try {
     ({ token, generated: tokenGenerated } = loadGlobalToken(options.dataDir, options.token));
@@ -133,6 +135,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       settings.update({ open_api: { enabled: options.openApi } });
     }
     tokens = new AgentTokenStore(options.dataDir);
+    loggedOut = new LoggedOutCookies(options.dataDir);
     integration = new ShellIntegration(join(options.dataDir, "shell-integration"));
   } catch (err) {
     throw new StartupError(`cannot use data dir ${options.dataDir}: ${(err as Error).message}`);
@@ -186,10 +189,11 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     resolveAgentToken: (t) => tokens.resolve(t),
     lookupAgentPrincipal: (id) => tokens.lookup(id),
     denyPrincipal: (principal) => gate.denial(principal),
+    loggedOut,
     trustProxy: options.trustProxy ?? false,
   });
   const httpLimits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.httpLimits };
-  const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST), httpLimits);
+  const app = new App(auth, new StaticFiles(options.staticDir ?? CLIENT_DIST, options.trustProxy ?? false), httpLimits);
   const wsLimits = connectionLimits(options);
   const acceptor = new WebSocketAcceptor(undefined, wsLimits);
   // docs/design.md, Authentication and credentials: a credential that stops holding closes its sockets.

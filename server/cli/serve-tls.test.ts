@@ -57,7 +57,9 @@ describe("webmux serve --tls-cert/--tls-key", () => {
     const url = await listening(run);
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(run.out().trim().split("\n")).toEqual([`listening on ${url}`]);
-    expect(await startupStderr(run)).toContain(`webmux: open ${url}/?token=${TOKEN} to log in`);
+    const stderr = await startupStderr(run);
+    expect(stderr).toContain(`webmux: open ${url}/ and paste the token given with --token (or WEBMUX_TOKEN) to log in`);
+    expect(stderr).not.toContain(TOKEN); // stderr is a pipe: the link with the token is for a terminal only
     run.proc.kill("SIGTERM");
     expect(await run.exit).toBe(0);
   });
@@ -147,6 +149,8 @@ describe("the login QR code", () => {
 
     const hidden = onTerminal(["--no-qr"]);
     await waitFor(() => hidden.screen().includes("to log in"), { timeout: 20_000, message: "login line" });
+    // On a terminal the login line is the link itself, token included.
+    expect(hidden.screen()).toMatch(new RegExp(`webmux: open http://127\\.0\\.0\\.1:\\d+/\\?token=${TOKEN} to log in`));
     expect(hidden.screen()).not.toMatch(QR_BLOCKS);
     expect(hidden.screen()).not.toContain("scan to log in");
   });

@@ -22,14 +22,17 @@ const webmux = (args: string[], env: Record<string, string> = {}): WebmuxRun => 
 const listening = (run: WebmuxRun) => listeningUrl(run, /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m);
 
 describe("webmux serve", () => {
-  it("prints exactly one listening line with the real port, a login link, and keeps a generated token", async () => {
+  it("prints exactly one listening line with the real port, where the token is (stderr is no terminal), and keeps a generated token", async () => {
     const dataDir = tempDir();
     const run = webmux(["serve", "--port", "0", "--data-dir", dataDir]);
     const url = await listening(run);
     expect(run.out().trim().split("\n")).toEqual([`listening on ${url}`]);
     expect(url).not.toMatch(/:0$/);
     const stored = JSON.parse(readFileSync(join(dataDir, "global-token.json"), "utf8")) as { token: string };
-    await waitFor(() => run.err().includes(`${url}/?token=${encodeURIComponent(stored.token)}`), { message: "login link on stderr" });
+    // stderr is a pipe here, not a terminal: it says where the token is, never the token itself.
+    await waitFor(() => run.err().includes("to log in\n"), { message: "login line on stderr" });
+    expect(run.err()).toContain(`webmux: open ${url}/ and paste the token kept in ${join(dataDir, "global-token.json")} to log in`);
+    expect(run.err()).not.toContain(stored.token);
     const res = await fetch(`${url}/api/sessions`, { headers: { authorization: `Bearer ${stored.token}` } });
     expect(res.status).toBe(200);
     run.proc.kill("SIGTERM");

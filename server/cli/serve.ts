@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { buildClientIfNeeded } from "./build-client.ts";
 import { parseServeConfig, SERVE_FLAGS } from "./serve-config.ts";
 import { usage } from "./args.ts";
@@ -91,7 +92,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const banner: BannerInput = { url: server.url, host: server.host, token: server.token, tls: config.tls !== null, trustProxy: config.trustProxy };
   // One write: a reader of the pipe gets the start-up lines together, so whoever sees the login
   // line has also seen the warnings (separate writes may arrive in separate reads).
-  const startup = [`webmux: open ${localLoginLink(banner)} to log in`];
+  const startup = [loginLine(banner, config.token !== null, config.dataDir)];
   if (server.tokenGenerated) startup.push(`webmux: a new global token was stored in ${config.dataDir}/global-token.json`);
   const warning = exposureWarning(banner);
   if (warning) startup.push(warning);
@@ -105,4 +106,15 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
   }
   return await stopped;
+}
+
+/**
+ * How to log in. The link holds the token, so it is shown only on a terminal a person looks at;
+ * stderr into a pipe or a log file (a service manager's journal) says where the token is instead.
+ */
+function loginLine(banner: BannerInput, tokenGiven: boolean, dataDir: string): string {
+  const link = localLoginLink(banner);
+  if (process.stderr.isTTY) return `webmux: open ${link} to log in`;
+  const where = tokenGiven ? "the token given with --token (or WEBMUX_TOKEN)" : `the token kept in ${join(dataDir, "global-token.json")}`;
+  return `webmux: open ${new URL(link).origin}/ and paste ${where} to log in`;
 }

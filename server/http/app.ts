@@ -137,6 +137,11 @@ export class App {
     this.publicRoute("GET", "/api/health", (): HealthResponse => ({ status: "ok" }));
     this.route("POST", "/api/logout", (ctx) => {
       const { res } = ctx;
+      try {
+        this.auth.logOut(ctx.req, ctx.auth);
+      } catch (err) {
+        throw new ApiError(ErrorCode.INTERNAL_ERROR, `cannot save the logout: ${(err as Error).message}`);
+      }
       res.writeHead(204, { "set-cookie": this.auth.logoutCookie(ctx.req), "cache-control": "no-store" });
       res.end();
       return HANDLED;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -124,6 +124,37 @@ describe("authentication", () => {
     expect((await fetch(server.url + "/api/sessions", { headers: { cookie: forged } })).status).toBe(401);
   });
 
+  it("logs a cookie out server side: a copy of it stops working, also after a restart, while other logins go on", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "webmux-logout-"));
+    let own = await startTestServer({ dataDir });
+    try {
+      const login = async () => (await fetch(own.url + "/api/login", { method: "POST", body: JSON.stringify({ token: own.token }) })).headers.get("set-cookie")!.split(";")[0]!;
+      const phone = await login();
+      const laptop = await login();
+      const copy = phone; // what someone who copied the phone's cookie holds
+      const out = await fetch(own.url + "/api/logout", { method: "POST", headers: { cookie: phone, origin: own.url } });
+      expect(out.status).toBe(204);
+      expect(out.headers.get("set-cookie")).toContain("Max-Age=0");
+      expect((await fetch(own.url + "/api/sessions", { headers: { cookie: copy } })).status).toBe(401);
+      expect((await fetch(own.url + "/api/sessions", { headers: { cookie: laptop } })).status).toBe(200);
+      await own.stop();
+      own = await startTestServer({ dataDir });
+      expect((await fetch(own.url + "/api/sessions", { headers: { cookie: copy } })).status).toBe(401);
+      expect((await fetch(own.url + "/api/sessions", { headers: { cookie: laptop } })).status).toBe(200);
+      const socket = new WebSocket(own.url.replace("http", "ws") + "/ws/sessions", { headers: { cookie: copy, origin: own.url } });
+      const status = await new Promise<number>((resolve) => {
+        socket.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+        socket.on("open", () => resolve(101));
+        socket.on("error", () => resolve(0));
+      });
+      socket.close();
+      expect(status).toBe(401);
+    } finally {
+      await own.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("logs in through the /?token= link and sends the browser to a clean URL", async () => {
     const res = await fetch(`${server.url}/?token=${encodeURIComponent(server.token)}`, { redirect: "manual" });
     expect(res.status).toBe(302);
@@ -156,6 +187,9 @@ describe("authentication", () => {
     expect(shell.status).toBe(200);
     expect(shell.headers.get("content-type")).toContain("text/html");
     expect(shell.headers.get("x-frame-options")).toBe("DENY");
+    // The page may open WebSockets to its own origin only, never to any ws: host.
+    const connectSrc = /connect-src ([^;]*)/.exec(shell.headers.get("content-security-policy") ?? "")![1]!.split(" ");
+    expect(connectSrc).toEqual(["'self'", `ws://${new URL(server.url).host}`]);
     expect((await fetch(server.url + "/manifest.webmanifest")).status).toBe(200);
     const asset = await fetch(server.url + "/assets/app.js");
     expect(asset.headers.get("cache-control")).toContain("immutable");

@@ -19,6 +19,8 @@ export type AuthOptions = {
   globalToken: string;
   resolveAgentToken?: AgentTokenResolver;
   lookupAgentPrincipal?: AgentPrincipalLookup;
+  /** Login cookies logged out of (server side, so a copy stops working too). */
+  loggedOut?: { has(cookie: string): boolean; add(cookie: string, until: number): void };
   /** Why a valid credential's principal is refused anyway (403), or null (an agent token while the Agent API is off). */
   denyPrincipal?: (principal: Principal) => string | null;
   /** Believe a reverse proxy's `Forwarded` / `X-Forwarded-Proto` / `X-Forwarded-Host` (`--trust-proxy`). */
@@ -54,7 +56,7 @@ export class Authenticator {
       return principal ? { principal, via: "bearer" } : null;
     }
     const cookie = parseCookies(req.headers.cookie).get(LOGIN_COOKIE);
-    if (cookie) {
+    if (cookie && !this.options.loggedOut?.has(cookie)) {
       const id = this.cookies.verify(cookie);
       if (id === "global") return { principal: GLOBAL_PRINCIPAL, via: "cookie" };
       if (id && this.options.lookupAgentPrincipal) {
@@ -80,6 +82,16 @@ export class Authenticator {
   loginCookie(principal: Principal, req: IncomingMessage): string {
     const value = this.cookies.issue(principal.id);
     return `${LOGIN_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${LOGIN_COOKIE_MAX_AGE_S}${this.secure(req)}`;
+  }
+
+  /**
+   * Log the request's login cookie out for good: remembered until it would expire, so a copy of it
+   * stops working too. A request authenticated otherwise has nothing to forget.
+   */
+  logOut(req: IncomingMessage, auth: Authenticated): void {
+    if (auth.via !== "cookie") return;
+    const cookie = parseCookies(req.headers.cookie).get(LOGIN_COOKIE);
+    if (cookie) this.options.loggedOut?.add(cookie, this.cookies.expiresAt(cookie));
   }
 
   logoutCookie(req: IncomingMessage): string {

@@ -82,6 +82,11 @@ export class LoginCookies {
     return principalId;
   }
 
+  /** When a cookie `verify` accepts stops being valid by itself (ms since the epoch). */
+  expiresAt(value: string): number {
+    return Number(value.split(".")[2]) + LOGIN_COOKIE_MAX_AGE_S * 1000;
+  }
+
   private mac(payload: string): string {
     return createHmac("sha256", this.key).update(payload).digest("base64url");
   }

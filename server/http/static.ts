@@ -1,6 +1,7 @@
 import { createReadStream, existsSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
+import { requestOrigin } from "./forwarded.ts";
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -20,21 +21,33 @@ const CONTENT_TYPES: Record<string, string> = {
 /** Hashed build assets never change under the same name: let browsers keep them for a year. */
 const IMMUTABLE_CACHE = "public, max-age=31536000, immutable";
 
-/** Security headers for the app shell: no framing, no sniffing, no referrer leaking the login token. */
-export const SHELL_HEADERS: Record<string, string> = {
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "content-security-policy":
-    "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; worker-src 'self'; frame-ancestors 'none'; base-uri 'none'",
-};
+/**
+ * Security headers for the app shell: no framing, no sniffing, no referrer leaking the login token.
+ * The page may connect to its own origin only: `'self'` (which covers its WebSockets in current
+ * browsers) and, for browsers where it does not, the page's own `ws:`/`wss:` origin by name — never
+ * any `ws:` host (docs/design.md, Hardening and limits).
+ */
+export function shellHeaders(req: IncomingMessage, trustProxy: boolean): Record<string, string> {
+  const own = requestOrigin(req, trustProxy);
+  const socketOrigin = own.host ? ` ${own.scheme === "https" ? "wss" : "ws"}://${own.host}` : "";
+  return {
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "content-security-policy": `default-src 'self'; connect-src 'self'${socketOrigin}; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; script-src 'self'; worker-src 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  };
+}
 
 /**
  * Serves the built client (the app shell) from `root`. Unknown paths that look like app routes get
  * index.html (the client routes them); paths escaping the root never resolve.
  */
 export class StaticFiles {
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    /** believe a reverse proxy's forwarding headers about the page's origin (`--trust-proxy`) */
+    private readonly trustProxy = false,
+  ) {}
 
   get available(): boolean {
     return existsSync(join(this.root, "index.html"));
@@ -72,7 +85,7 @@ export class StaticFiles {
       "content-type": CONTENT_TYPES[ext] ?? "application/octet-stream",
       "content-length": stat.size,
       "cache-control": cache,
-      ...(isHtml ? SHELL_HEADERS : { "x-content-type-options": "nosniff" }),
+      ...(isHtml ? shellHeaders(req, this.trustProxy) : { "x-content-type-options": "nosniff" }),
       ...(file.endsWith("sw.js") ? { "service-worker-allowed": "/" } : {}),
     });
     if (req.method === "HEAD") {
