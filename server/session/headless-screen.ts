@@ -31,9 +31,12 @@ export const MAX_READ_SCROLLBACK_LINES = 10_000;
  * cost stays negligible while one batch still parses in about a millisecond. */
 export const BATCH_BYTES = 64 * 1024;
 
-/** A partial batch waits at most this long: short enough that an echo reaches the mirror
- * before anyone can look, long enough to coalesce the many small chunks of a busy PTY. */
-export const FLUSH_DELAY_MS = 4;
+/** A partial batch waits at most this long. Whoever looks at the mirror (snapshot, read,
+ * preview) flushes first, so nobody sees it late; the wait only decides how often the worker
+ * wakes: per 50 ms, typing's echoes (a key every ~100 ms) and a fast typist's burst share one
+ * post, instead of waking the worker — a thread competing with the program and the echo's
+ * path for two cores — for every key (docs/design.md § Performance). */
+export const FLUSH_DELAY_MS = 50;
 
 /** First allocation of a pending batch: a typical PTY read, so an echo does not cost 64 KiB. */
 const MIN_BATCH_ALLOC_BYTES = 4 * 1024;
