@@ -19,6 +19,7 @@ import {
   sanitizeLabel,
   StreamTracker,
   terminalStreamPath,
+  unreachable,
   type ControlPayload,
   type ServerMessage,
 } from "../contract/index.ts";
@@ -227,8 +228,11 @@ export class AttachClient {
         this.attempt = 0; // a complete replay: the connection works
         if (this.replaying) this.endReplay();
         break;
+      case "exit":
+      case "submitStatus":
+        break; // the tracker keeps the exit code and the close (4410) ends the attach; the CLI submits nothing
       default:
-        break;
+        unreachable(message, "server message");
     }
   }
 

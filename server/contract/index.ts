@@ -9,3 +9,4 @@ export { encodeUtf8, decodeUtf8Strict } from "./utf8.ts";
 export * from "./stream-tracker.ts";
 export * from "./reconnect.ts";
 export * from "./terminal-query.ts";
+export * from "./unreachable.ts";

@@ -6,6 +6,7 @@
 
 import type { ServerMessage } from "./frames.ts";
 import type { ControlPayload, PositionPayload, SessionInfo } from "./types.ts";
+import { unreachable } from "./unreachable.ts";
 
 export type ResumePoint = { generation: string; offset: number };
 
@@ -59,8 +60,11 @@ export class StreamTracker {
       case "exit":
         this.exitCode = message.exitCode;
         break;
+      case "snapshot":
+      case "submitStatus":
+        break; // neither moves the resume point
       default:
-        break;
+        unreachable(message, "server message");
     }
   }
 }

@@ -16,6 +16,7 @@ import type { Session } from "../session/session.ts";
 import type { StatusDelivery } from "../session/submission-log.ts";
 import type { ChatConnection } from "./chat-connection.ts";
 import { HybridBusyError, type HybridSession } from "./hybrid-session.ts";
+import { unreachable } from "../contract/unreachable.ts";
 
 /**
  * Frames a client sends before its attach finished (a move or transcript read was under way) are
@@ -150,6 +151,8 @@ export class ChatRoom {
         this.hybrid.journal.flushDeltas();
         conn.send(this.hybrid.journal.snapshot());
         return;
+      default:
+        unreachable(message, "chat client message");
     }
   }
 

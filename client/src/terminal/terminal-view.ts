@@ -23,6 +23,7 @@ import { terminalTheme } from "./themes.ts";
 import { makeTouchScroll } from "./touch-scroll.ts";
 import { TerminalGrid } from "./terminal-grid.ts";
 import { createXterm, searchDecorations } from "./xterm-setup.ts";
+import { unreachable } from "../../../server/contract/unreachable.ts";
 
 /** A replay written faster than this shows no overlay: it would only flicker. */
 export const OVERLAY_DELAY_MS = 150;
@@ -292,6 +293,8 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       case "submitStatus":
         for (const listener of submitListeners) listener(message.status);
         return;
+      default:
+        unreachable(message, "server message");
     }
   }
 
