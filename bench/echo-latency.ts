@@ -3,6 +3,7 @@
  *   - webmux: through the server's WebSocket (its own process);
  *   - ttyd (bench/ttyd.ts): the same program behind another out-of-process server with a
  *     WebSocket hop, the peer to beat (skipped with a note when it cannot run);
+ *   - webmux under Bun (bench/bun-server.ts): the same server on the other runtime;
  *   - the PTY directly in this process: the reference every ratio is also given against;
  *   - a bare `ws` echo hop between two Node processes, plus the direct PTY's round trip: what a
  *     Node server on `ws` pays at least for the hop. Not a floor for a terminal server: ttyd
@@ -13,6 +14,7 @@
  * and its ratio the median of the rounds' ratios (stats.ts pairedRatio).
  */
 import { performance } from "node:perf_hooks";
+import { startBunServer, type BunServer } from "./bun-server.ts";
 import { BENCH_COLS, BENCH_ROWS, spawnDirect, type DirectPty } from "./direct-pty.ts";
 import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult, type Figure, type Goal } from "./report.ts";
@@ -30,7 +32,7 @@ const QUICK_ROUNDS = 3;
 /** Keys per arm and round, back to back: 1000. */
 const KEYS = 1000;
 const QUICK_KEYS = 200;
-/** Keys per arm and round with gaps: 200 × 10 ms × 4 arms × 5 rounds keeps typing within a minute. */
+/** Keys per arm and round with gaps: 200 × 10 ms × 5 arms × 5 rounds keeps typing within a minute and a half. */
 const TYPING_KEYS = 200;
 const QUICK_TYPING_KEYS = 50;
 /**
@@ -95,7 +97,7 @@ function ttydTarget(reader: TtydReader): EchoTarget {
   return { send: (key) => reader.send(key), subscribe: (listener) => reader.onOutput(listener) };
 }
 
-type ArmName = "webmux" | "ttyd" | "direct" | "hop";
+type ArmName = "webmux" | "bun" | "ttyd" | "direct" | "hop";
 /** One arm's samples: every latency, and each round's on its own (a round's quantiles are paired across arms). */
 type ArmSamples = { all: number[]; rounds: number[][] };
 
@@ -114,7 +116,8 @@ function latencyFigures(pattern: string, label: string, arms: Map<ArmName, ArmSa
   const perRound = (a: ArmSamples, p: number) => a.rounds.map((r) => quantile(r, p));
   const value = (a: ArmSamples, p: number) => median(perRound(a, p));
   const ratio = (a: ArmSamples, b: ArmSamples, p: number) => pairedRatio(perRound(a, p), perRound(b, p));
-  const details = { webmux: describe(webmux), direct: describe(direct), ttyd: ttyd ? describe(ttyd) : null, bareWsHop: describe(hop) };
+  const bun = arms.get("bun") ?? null;
+  const details = { webmux: describe(webmux), bun: bun ? describe(bun) : null, direct: describe(direct), ttyd: ttyd ? describe(ttyd) : null, bareWsHop: describe(hop) };
   const keys = `${webmux.all.length / webmux.rounds.length} keys × ${webmux.rounds.length} rounds`;
   const figures: Figure[] = [];
   for (const [p, name] of [[0.5, "p50"], [0.99, "p99"]] as const) {
@@ -155,6 +158,21 @@ function latencyFigures(pattern: string, label: string, arms: Map<ArmName, ArmSa
       );
     }
   }
+  if (bun) {
+    for (const [p, name] of [[0.5, "p50"], [0.99, "p99"]] as const) {
+      figures.push(
+        figure({
+          id: `echo.${pattern}.${name}.bun`,
+          label: `Echo ${name}, ${label}, ${keys}: webmux under Bun vs under Node`,
+          unit: "ms",
+          value: value(bun, p),
+          baseline: value(webmux, p),
+          baselineLabel: "Node",
+          ratio: ratio(bun, webmux, p),
+        }),
+      );
+    }
+  }
   const hopPlusDirect = hop.rounds.map((r, i) => quantile(r, 0.5) + quantile(direct.rounds[i]!, 0.5));
   figures.push(
     figure({
@@ -181,6 +199,7 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
   const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
   const pty = spawnDirect(["sh", "-c", SCRIPT]);
   let ttyd: TtydServer | null = null;
+  let bunServer: BunServer | null = null;
   try {
     const unavailable = await hubUnavailable(server);
     if (unavailable) return { skipped: unavailable };
@@ -196,6 +215,15 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
       ttydReader = await TtydReader.connect(ttyd);
       await ttydReader.until(() => ttydReader!.offset >= 1, READY_TIMEOUT_MS, "echo program ready");
     }
+    const bunStarted = await startBunServer();
+    let bunClient: TerminalClient | null = null;
+    if (typeof bunStarted === "string") ctx.log(`echo-latency: Bun arm skipped: ${bunStarted}`);
+    else {
+      bunServer = bunStarted;
+      const bunInfo = await bunServer.createSession({ command: ["sh", "-c", SCRIPT], cols: BENCH_COLS, rows: BENCH_ROWS });
+      bunClient = await TerminalClient.connect({ url: bunServer.url, token: bunServer.token, sessionId: bunInfo.id, client: "bench-echo" });
+      await bunClient.until(() => bunClient!.offset >= 1, READY_TIMEOUT_MS, "echo program ready under bun");
+    }
     try {
       await client.until(() => client.offset >= 1, READY_TIMEOUT_MS, "echo program ready");
       const meters = new Map<ArmName, EchoMeter>([
@@ -204,6 +232,7 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
         ["hop", new EchoMeter(floorTarget)],
       ]);
       if (ttydReader) meters.set("ttyd", new EchoMeter(ttydTarget(ttydReader)));
+      if (bunClient) meters.set("bun", new EchoMeter(clientTarget(bunClient)));
       for (const meter of meters.values()) await meter.measure(WARMUP_KEYS, 0);
       const figures: Figure[] = [];
       for (const [pattern, label, gap] of [
@@ -218,7 +247,7 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
             samples.get(name)!.all.push(...latencies);
           }
           const p50 = (name: ArmName) => (samples.has(name) ? quantile(samples.get(name)!.rounds[r]!, 0.5).toFixed(3) : "—");
-          ctx.log(`echo-latency ${label} ${r + 1}/${rounds}: p50 webmux ${p50("webmux")}, ttyd ${p50("ttyd")}, direct ${p50("direct")}, bare hop ${p50("hop")} ms`);
+          ctx.log(`echo-latency ${label} ${r + 1}/${rounds}: p50 webmux ${p50("webmux")}, under Bun ${p50("bun")}, ttyd ${p50("ttyd")}, direct ${p50("direct")}, bare hop ${p50("hop")} ms`);
         }
         figures.push(
           ...latencyFigures(
@@ -240,6 +269,7 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
       return figures;
     } finally {
       await ttydReader?.close();
+      await bunClient?.close();
       await floorTarget.stop();
       await client.close();
       await server.deleteSession(info.id);
@@ -247,6 +277,7 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
   } finally {
     pty.kill();
     await ttyd?.stop();
+    await bunServer?.stop();
     await server.stop();
   }
 }
