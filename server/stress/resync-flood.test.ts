@@ -137,3 +137,41 @@ describe("a thousand resyncs in one write from a read-only connection that does 
     attacker.destroy();
   });
 });
+
+describe("a resync from a connection already over its send-queue bound", () => {
+  it("is cut with 4408 and no snapshot is built for it (the attach replay alone is over the bound)", async () => {
+    // A ring well past the 4 MiB queue bound: the attach replay alone puts a client that does not read over it.
+    const ringBytes = 24 * 1024 * 1024;
+    const outputBytes = 20 * 1024 * 1024;
+    const big = await startServerProcess(join(dataDir, "over-bound"), ["--buffer-bytes", String(ringBytes)]);
+    try {
+      const headers = { authorization: `Bearer ${big.token}`, "content-type": "application/json" };
+      const script = `head -c ${outputBytes} /dev/zero | tr '\\0' x; exec sleep 600`;
+      const session = (await (await fetch(`${big.url}/api/sessions`, { method: "POST", headers, body: JSON.stringify({ command: ["sh", "-c", script] }) })).json()) as SessionInfo;
+      await waitFor(
+        async () => {
+          const res = await fetch(`${big.url}/api/sessions/${session.id}/buffer`, { headers });
+          await res.body?.cancel();
+          return Number(res.headers.get("x-webmux-end")) >= outputBytes;
+        },
+        { timeout: 60_000, interval: 100, message: "the output in the ring" },
+      );
+      const client = await RawWebSocket.open(big.url, `/ws/s/${session.id}?client=over-bound`, { headers: { authorization: `Bearer ${big.token}` } });
+      expect(client.status).toBe(101);
+      // Not reading: the 20 MiB snapshot of the attach stays queued on the server, past the bound.
+      client.socket.pause();
+      const sentAt = performance.now();
+      await client.write(RawWebSocket.frame(Opcode.BINARY, encodeResync()));
+      client.socket.resume();
+      await waitFor(() => client.closeCode !== null, { timeout: 60_000, message: "the connection cut" });
+      const positions = client.frames.filter((f) => f.opcode === Opcode.BINARY && f.payload[0] === ServerFrame.POSITION).length;
+      console.log(`over-bound resync: cut with ${client.closeCode} after ${(performance.now() - sentAt).toFixed(0)} ms, ${positions} replay(s) received`);
+      expect(client.closeCode).toBe(4408);
+      // Only the attach's replay: the resync was cut before a second 20 MiB snapshot was queued.
+      expect(positions).toBe(1);
+      client.destroy();
+    } finally {
+      await big.stop();
+    }
+  }, 120_000);
+});
