@@ -15,6 +15,7 @@ import { CONNECT_TIMEOUT_MS, type ConnectOptions } from "./terminal-client.ts";
 import { encodeClientFrame, WsOpcode } from "./ws-frame-parser.ts";
 import { untilClientHolds } from "./wait.ts";
 import { UpgradeHandshake } from "./ws-handshake.ts";
+import { terminalStreamPath } from "../server/contract/terminal-query.ts";
 
 /**
  * One read buffer per connection, reused for every read (node:net's `onread`), as a C reader
@@ -52,10 +53,7 @@ export class FrameCounter extends StreamCounter {
   static async connect(options: FrameCounterOptions): Promise<FrameCounter> {
     const url = new URL(options.url);
     if (url.protocol !== "http:") throw new Error(`FrameCounter speaks plain ws:// only, not ${url.protocol}`);
-    const query = new URLSearchParams();
-    if (options.client) query.set("client", options.client);
-    if (options.generation !== undefined) query.set("generation", options.generation);
-    if (options.offset !== undefined) query.set("offset", String(options.offset));
+    const resume = options.generation !== undefined && options.offset !== undefined ? { generation: options.generation, offset: options.offset } : null;
     let client: FrameCounter | null = null;
     const tcp = connectTcp({
       host: url.hostname.replace(/^\[|\]$/g, ""),
@@ -71,7 +69,7 @@ export class FrameCounter extends StreamCounter {
     });
     tcp.setNoDelay(true);
     client = new FrameCounter(tcp, options);
-    const path = `${url.pathname.replace(/\/$/, "")}/ws/s/${options.sessionId}?${query}`;
+    const path = `${url.pathname.replace(/\/$/, "")}${terminalStreamPath(options.sessionId, { client: options.client || undefined, resume })}`;
     tcp.write(client.handshake!.request(path, url.host, { Authorization: `Bearer ${options.token}` }));
     const deadline = setTimeout(() => tcp.destroy(new Error(`no position frame within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
     try {

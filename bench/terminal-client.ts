@@ -16,6 +16,7 @@ import { performance } from "node:perf_hooks";
 import WebSocket from "ws";
 import { decodeServerFrame, encodeInput, ServerFrame, type PositionPayload } from "../server/contract/index.ts";
 import { untilClientHolds } from "./wait.ts";
+import { terminalStreamPath } from "../server/contract/terminal-query.ts";
 
 /** Handshake plus the first frames on a loaded machine. */
 export const CONNECT_TIMEOUT_MS = 15_000;
@@ -82,12 +83,9 @@ export class TerminalClient {
 
   /** Resolves once the server's position frame arrived (the stream has begun). */
   static connect(options: ConnectOptions): Promise<TerminalClient> {
-    const query = new URLSearchParams();
-    if (options.client) query.set("client", options.client);
-    if (options.generation !== undefined) query.set("generation", options.generation);
-    if (options.offset !== undefined) query.set("offset", String(options.offset));
-    if (options.compress) query.set("compress", "1");
-    const wsUrl = `${options.url.replace(/^http/, "ws")}/ws/s/${options.sessionId}?${query}`;
+    const resume = options.generation !== undefined && options.offset !== undefined ? { generation: options.generation, offset: options.offset } : null;
+    const path = terminalStreamPath(options.sessionId, { client: options.client || undefined, resume, compress: options.compress });
+    const wsUrl = `${options.url.replace(/^http/, "ws")}${path}`;
     const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${options.token}` }, perMessageDeflate: options.compress === true });
     const client = new TerminalClient(ws, options);
     return new Promise((resolve, reject) => {
