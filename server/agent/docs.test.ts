@@ -42,12 +42,15 @@ beforeAll(async () => {
   // The README's server: the real `webmux serve --open-api`, on a free port with its own data dir.
   // Its sessions get an empty HOME and bash as the login shell: the same on every machine.
   const home = mkdtempSync(join(tmpdir(), "webmux-docs-home-"));
-  const server = runWebmux(["serve", "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "webmux-docs-data-")), "--open-api", "--no-qr"], {
+  const dataDir = mkdtempSync(join(tmpdir(), "webmux-docs-data-"));
+  const server = runWebmux(["serve", "--port", "0", "--data-dir", dataDir, "--open-api", "--no-qr"], {
     env: { HOME: home, SHELL: "/bin/bash" },
   });
   base = await listeningUrl(server);
-  // As the README says: the global token is the login link's ?token=.
-  token = await waitFor(() => /\?token=([^\s&]+)/.exec(server.err())?.[1], { message: "login link" });
+  // As the README says: stderr here is a pipe, so the login line names the file that keeps the token.
+  const tokenFile = join(dataDir, "global-token.json");
+  await waitFor(() => server.err().includes(tokenFile), { message: "login line naming the token file" });
+  token = (JSON.parse(readFileSync(tokenFile, "utf8")) as { token: string }).token;
 });
 afterAll(() => {
   stopWebmuxProcesses();
