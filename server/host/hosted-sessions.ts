@@ -99,7 +99,20 @@ function param<T>(params: unknown, name: string, check: (v: unknown) => v is T):
 const isRef = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffffffff;
 const isString = (v: unknown): v is string => typeof v === "string";
 const isSize = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 10_000;
-const isObject = isRecord;
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+const isEnv = (v: unknown): v is Record<string, string> => isRecord(v) && Object.values(v).every(isString);
+const isSpawnOptions = (v: unknown): v is PtySpawnOptions =>
+  isRecord(v) && isStrings(v.command) && v.command.length > 0 && isString(v.cwd) && isEnv(v.env) && isSize(v.cols) && isSize(v.rows);
+const isMeta = (v: unknown): v is HostedSessionMeta =>
+  isRecord(v) &&
+  isString(v.id) &&
+  /^[a-z0-9]{8}$/.test(v.id) &&
+  isStrings(v.command) &&
+  isString(v.cwd) &&
+  isEnv(v.env) &&
+  Number.isFinite(v.createdAt) &&
+  (v.title === null || isString(v.title)) &&
+  typeof v.hybrid === "boolean";
 
 export class HostedSessions implements HostService {
   private readonly sessions = new Map<string, HostedSession>();
@@ -249,8 +262,8 @@ export class HostedSessions implements HostService {
     const ref = param(params, "ref", isRef);
     const generation = param(params, "generation", isString);
     const bufferBytes = param(params, "bufferBytes", (v): v is number => Number.isSafeInteger(v) && (v as number) > 0);
-    const spawn = param(params, "spawn", isObject) as PtySpawnOptions;
-    const meta = param(params, "meta", isObject) as HostedSessionMeta;
+    const spawn = param(params, "spawn", isSpawnOptions);
+    const meta = param(params, "meta", isMeta);
     if (this.runs.has(ref)) throw new HostRequestError("BAD_REQUEST", `run ${ref} exists`);
     let session = this.sessions.get(meta.id);
     if (session?.run?.status === "running") throw new HostRequestError("BAD_REQUEST", `session ${meta.id} is running`);
