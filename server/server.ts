@@ -170,7 +170,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     maxSessions: options.maxSessions,
     beforeCreate: host ? async () => adoptSessions(registry, await host.ensure()) : undefined,
   });
-  const gate = new PrincipalGate(tokens, settings);
+  const gate = new PrincipalGate(tokens, settings, loggedOut);
   if (host) {
     adoptSessions(registry, adopted);
     const titles = new Map<string, string | null>();
@@ -200,6 +200,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   acceptor.watchCredentials(gate);
   const offRevoked = tokens.events.on("revoked", () => acceptor.recheckCredentials());
   const offSettings = settings.events.on("changed", () => acceptor.recheckCredentials());
+  const offLoggedOut = loggedOut.events.on("added", () => acceptor.recheckCredentials());
   const terminals = new TerminalHub(registry, acceptor);
   const hybrid = new HybridManager({ registry, terminals, dataDir: options.dataDir });
   registerSessionRoutes(app, registry, settings, hybridCreator(hybrid));
@@ -251,6 +252,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     (closing ??= (async () => {
       offRevoked();
       offSettings();
+      offLoggedOut();
       sessionList.close();
       settingsStream.close();
       agentSockets.closeAll();

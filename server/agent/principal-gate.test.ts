@@ -9,7 +9,7 @@ import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { createToken } from "./agent-testing.ts";
-import { AGENT_API_DISABLED, CREDENTIAL_EXPIRED, CREDENTIAL_REVOKED } from "./principal-gate.ts";
+import { AGENT_API_DISABLED, CREDENTIAL_EXPIRED, CREDENTIAL_REVOKED, LOGGED_OUT } from "./principal-gate.ts";
 
 let server: TestServer;
 let scratch: string;
@@ -130,6 +130,21 @@ describe("a credential that stops holding closes every socket of its principal",
       tokens.now = realNow;
       await watcher.close();
     }
+  });
+});
+
+describe("logging out", () => {
+  it("closes every socket opened with that login cookie with 1008 'logged out'; another login of the same token goes on", async () => {
+    const phone = await cookieOf(server.token);
+    const laptop = await cookieOf(server.token);
+    const byPhone = await socketsOnEveryPath({ cookie: phone, origin: server.url }, null);
+    const byLaptop = await Socket.open("/ws/sessions", { cookie: laptop, origin: server.url });
+    const out = await fetch(`${server.url}/api/logout`, { method: "POST", headers: { cookie: phone, origin: server.url } });
+    expect(out.status).toBe(204);
+    await allClosedWith(byPhone, LOGGED_OUT);
+    await expect(Socket.open("/ws/sessions", { cookie: phone, origin: server.url })).rejects.toThrow("handshake answered 401");
+    expect(byLaptop.closeCode).toBeNull();
+    byLaptop.ws.close();
   });
 });
 

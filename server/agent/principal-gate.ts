@@ -1,6 +1,6 @@
 /**
- * Whether an agent principal may still act: its token exists, has not expired, and the Agent API
- * is on. The HTTP layer asks it for every request and handshake, the WebSocket acceptor for every
+ * Whether a principal may still act: an agent token exists, has not expired, and the Agent API
+ * is on; a browser login has not been logged out. The HTTP layer asks it for every request and handshake, the WebSocket acceptor for every
  * open socket and every client frame (docs/design.md, Authentication and credentials).
  */
 import { PolicyCloseReason } from "../contract/protocol.ts";
@@ -9,16 +9,18 @@ import type { SettingsStore } from "../store/settings.ts";
 import type { AgentTokenStore } from "./tokens.ts";
 
 /** The close reasons (with code 1008) of a socket whose principal may no longer act. */
-export const { REVOKED: CREDENTIAL_REVOKED, EXPIRED: CREDENTIAL_EXPIRED, AGENT_API_DISABLED } = PolicyCloseReason;
+export const { REVOKED: CREDENTIAL_REVOKED, EXPIRED: CREDENTIAL_EXPIRED, AGENT_API_DISABLED, LOGGED_OUT } = PolicyCloseReason;
 
 export class PrincipalGate {
   constructor(
     private readonly tokens: AgentTokenStore,
     private readonly settings: SettingsStore,
+    private readonly loggedOut: { hasDigest(sha256: string): boolean } | null = null,
   ) {}
 
   /** Why the principal may not act now (a close reason), or null while it may. The global token always may. */
   closeReason(principal: Principal): string | null {
+    if (principal.loginCookie !== undefined && this.loggedOut?.hasDigest(principal.loginCookie)) return LOGGED_OUT;
     if (principal.kind === "global") return null;
     const status = this.tokens.status(principal.id);
     if (status === "revoked") return CREDENTIAL_REVOKED;

@@ -25,6 +25,7 @@ export const PolicyCloseReason = {
   REVOKED: "credential revoked",
   EXPIRED: "credential expired",
   AGENT_API_DISABLED: "the Agent API is disabled",
+  LOGGED_OUT: "logged out",
 } as const;
 
 // ---- limits ----

@@ -6,6 +6,7 @@ import {
   LoginCookies,
   parseCookies,
   secretsEqual,
+  sha256Hex,
   type AgentPrincipalLookup,
   type AgentTokenResolver,
   type Principal,
@@ -58,10 +59,11 @@ export class Authenticator {
     const cookie = parseCookies(req.headers.cookie).get(LOGIN_COOKIE);
     if (cookie && !this.options.loggedOut?.has(cookie)) {
       const id = this.cookies.verify(cookie);
-      if (id === "global") return { principal: GLOBAL_PRINCIPAL, via: "cookie" };
+      const loginCookie = sha256Hex(cookie);
+      if (id === "global") return { principal: { ...GLOBAL_PRINCIPAL, loginCookie }, via: "cookie" };
       if (id && this.options.lookupAgentPrincipal) {
         const principal = this.options.lookupAgentPrincipal(id);
-        if (principal) return { principal, via: "cookie" };
+        if (principal) return { principal: { ...principal, loginCookie }, via: "cookie" };
       }
     }
     return null;

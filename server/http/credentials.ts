@@ -8,6 +8,8 @@ export type Principal = {
   /** "global", or the agent token's id */
   id: string;
   capabilities: ReadonlySet<Capability>;
+  /** SHA-256 of the login cookie it came with, for a browser login: logging that cookie out ends its sockets */
+  loginCookie?: string;
 };
 
 /**

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { Emitter } from "../session/emitter.ts";
 import { JsonFile } from "./json-file.ts";
 
 /** Remembered at most: a logout needs a valid cookie, so only the owner's own logins fill it; past it the oldest go first. */
@@ -19,6 +20,8 @@ function digest(cookie: string): string {
 }
 
 export class LoggedOutCookies {
+  /** `added`: a cookie was logged out (its open sockets should close). */
+  readonly events = new Emitter<{ added: [sha256: string] }>();
   private readonly file: JsonFile<StoredFile>;
   private readonly entries = new Map<string, number>();
 
@@ -35,7 +38,12 @@ export class LoggedOutCookies {
   }
 
   has(cookie: string): boolean {
-    const until = this.entries.get(digest(cookie));
+    return this.hasDigest(digest(cookie));
+  }
+
+  /** Whether the cookie with this SHA-256 was logged out. */
+  hasDigest(sha256: string): boolean {
+    const until = this.entries.get(sha256);
     return until !== undefined && until > this.now();
   }
 
@@ -49,5 +57,6 @@ export class LoggedOutCookies {
     this.file.write({ version: 1, cookies: [...next].map(([sha256, end]) => ({ sha256, until: end })) });
     this.entries.clear();
     for (const [key, end] of next) this.entries.set(key, end);
+    this.events.emit("added", digest(cookie));
   }
 }
