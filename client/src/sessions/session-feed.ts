@@ -1,6 +1,6 @@
 /**
  * The session list, live from `/ws/sessions`: a snapshot on connect, then created / updated /
- * removed. The socket reconnects with backoff; one that cannot open falls back on
+ * removed. The socket reconnects through the shared reconnect loop; one that cannot open falls back on
  * `GET /api/sessions` (which also reports a 401, sending the app to Login). Create inside a Solid
  * owner; it closes on cleanup.
  */
@@ -8,9 +8,9 @@ import { withCompression } from "../storage/device-settings.ts";
 import { saveSessionList } from "../storage/session-list-store.ts";
 import { createSignal, onCleanup, type Accessor } from "solid-js";
 import { decodeSessionListEvent } from "../../../server/contract/session-list.ts";
-import { backoffDelay } from "../../../server/contract/reconnect.ts";
 import type { SessionInfo, SessionListEvent } from "../../../server/contract/types.ts";
 import { isUnauthorized, type Api } from "../api.ts";
+import { makeReconnectLoop, type ProbeResult } from "../net/reconnect-loop.ts";
 import { pruneScreens } from "../storage/screen-store.ts";
 
 export const SESSION_LIST_PATH = "/ws/sessions";
@@ -51,82 +51,48 @@ export function createSessionFeed(api: Api, initial: SessionInfo[] | null = null
   const [sessions, setSessions] = createSignal<SessionInfo[]>([...(initial ?? [])].sort(byCreation));
   const [live, setLive] = createSignal(false);
   const [known, setKnown] = createSignal(initial !== null);
-  let socket: WebSocket | null = null;
-  let attempt = 0;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let closed = false;
+  const loop = makeReconnectLoop<never>({
+    stats: { opens: 0, waits: 0 },
+    open() {
+      const ws = new WebSocket(sessionListUrl());
+      ws.onmessage = (message) => {
+        if (typeof message.data !== "string") return;
+        const event = decodeSessionListEvent(message.data);
+        if (event.type === "invalid") {
+          console.warn("webmux: ignoring a session list message:", event.detail);
+          return;
+        }
+        setSessions((list) => applySessionEvent(list, event));
+        // What the app shows when it is opened offline.
+        void saveSessionList(sessions()).catch(() => undefined);
+        if (event.type === "snapshot") {
+          loop.markLive();
+          setLive(true);
+          setKnown(true);
+          void pruneScreens(new Set(event.sessions.map((s) => s.id)));
+        }
+      };
+      return ws;
+    },
+    probe: fallBack,
+    // Every phase the loop sets follows a close or comes before the next snapshot.
+    onPhase: () => setLive(false),
+  });
 
-  function connect(): void {
-    timer = null;
-    if (closed) return;
-    const ws = new WebSocket(sessionListUrl());
-    socket = ws;
-    let opened = false;
-    ws.onopen = () => (opened = true);
-    ws.onmessage = (message) => {
-      if (typeof message.data !== "string") return;
-      const event = decodeSessionListEvent(message.data);
-      if (event.type === "invalid") {
-        console.warn("webmux: ignoring a session list message:", event.detail);
-        return;
-      }
-      setSessions((list) => applySessionEvent(list, event));
-      // What the app shows when it is opened offline.
-      void saveSessionList(sessions()).catch(() => undefined);
-      if (event.type === "snapshot") {
-        attempt = 0;
-        setLive(true);
-        setKnown(true);
-        void pruneScreens(new Set(event.sessions.map((s) => s.id)));
-      }
-    };
-    ws.onclose = () => {
-      if (socket !== ws) return;
-      socket = null;
-      setLive(false);
-      if (!opened) void fallBack();
-      retry();
-    };
-  }
-
-  /** The socket was refused: the HTTP answer shows the list meanwhile, or reports the 401. */
-  async function fallBack(): Promise<void> {
+  /** The socket was refused: the HTTP answer shows the list meanwhile, or reports the 401 (the loop then stops). */
+  async function fallBack(): Promise<ProbeResult> {
     try {
       const list = await api.listSessions();
-      if (closed || live()) return;
-      setSessions([...list].sort(byCreation));
-      setKnown(true);
+      if (!live()) {
+        setSessions([...list].sort(byCreation));
+        setKnown(true);
+      }
+      return "ok";
     } catch (error) {
-      if (isUnauthorized(error)) close();
+      return isUnauthorized(error) ? "unauthorized" : "ok";
     }
   }
-
-  function retry(): void {
-    if (closed || timer !== null) return;
-    timer = setTimeout(connect, backoffDelay(attempt++));
-  }
-
-  const onOnline = () => {
-    if (socket === null && timer !== null) {
-      clearTimeout(timer);
-      connect();
-    }
-  };
-  window.addEventListener("online", onOnline);
-
-  function close(): void {
-    closed = true;
-    if (timer !== null) clearTimeout(timer);
-    window.removeEventListener("online", onOnline);
-    const ws = socket;
-    socket = null;
-    if (ws) {
-      ws.onclose = ws.onmessage = ws.onopen = null;
-      ws.close(1000, "closed");
-    }
-  }
-  onCleanup(close);
-  connect();
+  onCleanup(() => loop.dispose());
 
   return {
     sessions,

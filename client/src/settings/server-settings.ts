@@ -1,11 +1,11 @@
 /**
  * The server's settings, live from `/ws/settings` (sent on connect and after every change,
- * wherever it came from). Reconnects with the stream backoff. Create inside a Solid owner.
+ * wherever it came from). Reconnects through the shared reconnect loop. Create inside a Solid owner.
  */
 import { createSignal, onCleanup, type Accessor } from "solid-js";
 import { decodeSettingsEvent } from "../../../server/contract/settings-stream.ts";
-import { backoffDelay } from "../../../server/contract/reconnect.ts";
 import type { Settings } from "../../../server/contract/types.ts";
+import { makeReconnectLoop } from "../net/reconnect-loop.ts";
 import { withCompression } from "../storage/device-settings.ts";
 
 export const SETTINGS_STREAM_PATH = "/ws/settings";
@@ -18,34 +18,23 @@ export function settingsStreamUrl(base: string = window.location.href): string {
 
 export function createServerSettings(): Accessor<Settings | null> {
   const [settings, setSettings] = createSignal<Settings | null>(null);
-  let socket: WebSocket | null = null;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let attempt = 0;
-  let closed = false;
-
-  function connect(): void {
-    timer = null;
-    if (closed) return;
-    const ws = new WebSocket(settingsStreamUrl());
-    socket = ws;
-    ws.onmessage = (message) => {
-      if (typeof message.data !== "string") return;
-      const event = decodeSettingsEvent(message.data);
-      if (event.type === "invalid") return console.warn("webmux: ignoring a settings message:", event.detail);
-      attempt = 0;
-      setSettings(event.settings);
-    };
-    ws.onclose = () => {
-      if (socket !== ws || closed) return;
-      socket = null;
-      timer = setTimeout(connect, backoffDelay(attempt++));
-    };
-  }
-  connect();
-  onCleanup(() => {
-    closed = true;
-    if (timer !== null) clearTimeout(timer);
-    socket?.close(1000, "closed");
+  const loop = makeReconnectLoop<never>({
+    stats: { opens: 0, waits: 0 },
+    open() {
+      const ws = new WebSocket(settingsStreamUrl());
+      ws.onmessage = (message) => {
+        if (typeof message.data !== "string") return;
+        const event = decodeSettingsEvent(message.data);
+        if (event.type === "invalid") return console.warn("webmux: ignoring a settings message:", event.detail);
+        loop.markLive();
+        setSettings(event.settings);
+      };
+      return ws;
+    },
+    // A refused handshake is retried with backoff; the pages' own HTTP calls report a 401.
+    probe: async () => "ok",
+    onPhase: () => {},
   });
+  onCleanup(() => loop.dispose());
   return settings;
 }
