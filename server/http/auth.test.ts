@@ -7,6 +7,7 @@ import WebSocket from "ws";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { BASE_FAILURE_DELAY_MS, FREE_FAILURES } from "./failure-throttle.ts";
+import { handshakeStatus } from "../testing/handshake-status.ts";
 
 let server: TestServer;
 let staticDir: string;
@@ -23,20 +24,7 @@ afterAll(async () => {
 });
 
 /** The status a WebSocket handshake is answered with (101 when it upgraded). */
-function handshake(path: string, headers: Record<string, string>, localAddress?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(server.url.replace("http", "ws") + path, { headers, localAddress });
-    ws.on("open", () => {
-      resolve(101);
-      ws.close();
-    });
-    ws.on("unexpected-response", (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      res.resume();
-    });
-    ws.on("error", (err) => reject(err));
-  });
-}
+const handshake = (path: string, headers: Record<string, string>, localAddress?: string) => handshakeStatus(server.url + path, { headers, localAddress });
 
 let firstCookie: Promise<string> | null = null;
 /** One login for the file: later tests' wrong tokens make a login from this address wait (429). */

@@ -9,6 +9,7 @@ import { decodeServerFrame, encodeInput } from "../contract/frames.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { writeTestCertificate, type TestCertificate } from "../testing/test-certificate.ts";
+import { handshakeStatus } from "../testing/handshake-status.ts";
 
 type Answer = { status: number; headers: IncomingHttpHeaders; body: string };
 
@@ -38,21 +39,8 @@ function setCookie(answer: Answer): string {
   return cookie!;
 }
 
-/** The status a WebSocket handshake is answered with (101 when it upgraded). */
-function handshake(url: string, headers: Record<string, string>, ca?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url.replace(/^http/, "ws") + "/ws/sessions", { headers, ca });
-    ws.on("open", () => {
-      resolve(101);
-      ws.close();
-    });
-    ws.on("unexpected-response", (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      res.resume();
-    });
-    ws.on("error", reject);
-  });
-}
+/** The status a WebSocket handshake to /ws/sessions is answered with (101 when it upgraded). */
+const handshake = (url: string, headers: Record<string, string>, ca?: string) => handshakeStatus(`${url}/ws/sessions`, { headers, ca });
 
 let dir: string;
 let certificate: TestCertificate;
