@@ -120,4 +120,21 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
       await closeAll(joined);
     });
   }
+
+  it("a late client after one resize (vim, 100×30 grown to 120×40): the screen as it is, not the old size's bytes", async () => {
+    const file = `/tmp/webmux-fidelity-${process.pid}.txt`;
+    const joined = await started(`seq 1 300 > ${file}; exec vim -u NONE -N -i NONE -c 'set laststatus=2' ${file}`, "300L", { cols: 100, rows: 30 });
+    joined.stayed.resize(120, 40);
+    await waitFor(() => joined.stayed.control?.cols === 120 && joined.session.cols === 120, { timeout: SLOW_MS, message: "resized" });
+    joined.stayed.type(":echo 'RESIZED'\r");
+    await waitFor(() => ringHas(joined.session, "RESIZED"), { timeout: SLOW_MS, message: "vim answered after the resize" });
+    const late = await join(joined);
+    expect(late.position).toMatchObject({ mode: "reset", start: 0, truncated: false });
+    await expectSameScreens(joined, "after the reset");
+    joined.stayed.type("40jzz:echo 'MORE'\r");
+    await waitFor(() => ringHas(joined.session, "MORE"), { timeout: SLOW_MS, message: "vim scrolled" });
+    await expectSameScreens(joined, "after more output");
+    joined.stayed.type(":q!\r");
+    await closeAll(joined);
+  });
 });

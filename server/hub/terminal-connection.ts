@@ -3,10 +3,9 @@ import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
 import type { LeaseConnection } from "../session/controller-lease.ts";
 import { closeSocket } from "./close-socket.ts";
 
-/** A connection whose unsent bytes pass this is cut with 4408: past it, resuming costs less than catching up. */
-export const SEND_QUEUE_LIMIT_BYTES = 4 * 1024 * 1024;
-/** A connection whose queued bytes make no progress for this long is cut with 4408 (DESIGN: 10 s). */
-export const WRITE_DRAIN_TIMEOUT_MS = 10_000;
+import { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./flow-control.ts";
+
+export { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./flow-control.ts";
 /** After a close frame is queued, a peer that never reads it is dropped after this long. */
 export const CLOSE_GRACE_MS = 30_000;
 

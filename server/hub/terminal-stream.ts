@@ -12,40 +12,26 @@ import {
   type ClientMessage,
 } from "../contract/frames.ts";
 import { CloseCode, MAX_QUERY_IDS } from "../contract/protocol.ts";
-import type { PositionPayload, SubmitStatusPayload } from "../contract/types.ts";
+import type { SubmitStatusPayload } from "../contract/types.ts";
 import type { LeaseEffect } from "../session/controller-lease.ts";
 import type { Session } from "../session/session.ts";
 import type { StatusDelivery } from "../session/submission-log.ts";
 import type { ScanEvent } from "../vt/terminal-scanner.ts";
+import {
+  COALESCE_AFTER_BYTES,
+  COALESCE_WINDOW_MS,
+  FLUSH_BYTES,
+  PAUSE_HIGH_WATER_BYTES,
+  PAUSE_LOW_WATER_BYTES,
+  SLOW_CHECK_INTERVAL_MS,
+} from "./flow-control.ts";
 import { TerminalConnection } from "./terminal-connection.ts";
 
-/** Coalesced output is sent at once when it reaches this size instead of waiting for the next tick. */
-export const FLUSH_BYTES = 256 * 1024;
-/**
- * Output that keeps coming is sent at most this often: a flood becomes a few large frames (one
- * send per client instead of one per 4 KiB PTY read), while output after a pause — a keystroke's
- * echo — still goes out in the same event-loop turn.
- */
-export const COALESCE_WINDOW_MS = 2;
-/** Coalescing starts once this much output came without a pause: typing's echoes never wait. */
-export const COALESCE_AFTER_BYTES = 16 * 1024;
-/** The PTY is paused while the controller's connection has more than this queued… */
-export const PAUSE_HIGH_WATER_BYTES = 1024 * 1024;
-/** …and resumed once it is back under this. */
-export const PAUSE_LOW_WATER_BYTES = 256 * 1024;
+export { COALESCE_AFTER_BYTES, COALESCE_WINDOW_MS, FLUSH_BYTES, PAUSE_HIGH_WATER_BYTES, PAUSE_LOW_WATER_BYTES, SLOW_CHECK_INTERVAL_MS } from "./flow-control.ts";
+
 /** How long the PTY stays one column narrower during a redraw request: long enough for a TUI to see the SIGWINCH and re-query the size. */
 export const REDRAW_HOLD_MS = 100;
-/** How often connections are checked for stalled writes. */
-export const SLOW_CHECK_INTERVAL_MS = 1_000;
 
-const COLOR_SCHEME_REPORTS_ON = "\x1b[?2031h";
-
-/**
- * Each session's mirror gap count when a redraw request last went out for it: the program is asked
- * to repaint once per loss of output, not at every reset after one (docs/design.md, Redraw request).
- * Kept per session, not per stream, because a stream ends with its last connection.
- */
-const gapsAtRedraw = new WeakMap<Session, number>();
 
 export type AttachOptions = {
   resume: { generation: string; offset: number } | null;
@@ -193,17 +179,13 @@ export class TerminalStream {
   /**
    * The replay, in the order docs/protocol.md § Attach and replay order fixes: control, position,
    * snapshot or [offset, end), status, held submission statuses, then exit (close 4410) for an
-   * exited program.
+   * exited program. What to send is the session's decision (Session.replay); this only frames it.
    */
   private replay(conn: TerminalConnection, options: AttachOptions, isResync: boolean): void {
     const { session } = this;
-    const ring = session.ring;
     conn.replaying = true;
     const epoch = ++conn.replayEpoch;
-    const control = this.controlFrame();
-    const resume = isResync ? null : options.resume;
-    const canAppend = resume !== null && resume.generation === session.generation && ring.has(resume.offset);
-    const frames: Uint8Array[] = [control];
+    const plan = session.replay(isResync ? null : options.resume, { history: options.history });
     const finish = (snapshot: Uint8Array | null) => {
       if (!conn.isOpen || conn.replayEpoch !== epoch) return;
       const tail: Uint8Array[] = [];
@@ -221,43 +203,23 @@ export class TerminalStream {
         conn.close(CloseCode.EXITED, "session exited");
       }
     };
-
-    if (canAppend) {
-      const position: PositionPayload = { generation: session.generation, mode: "append", start: resume.offset, end: ring.end, truncated: ring.truncated };
-      frames.push(encodePosition(position));
-      if (ring.end > resume.offset) frames.push(encodeOutput(ring.slice(resume.offset, ring.end)));
-      for (const f of frames) conn.send(f);
+    conn.send(this.controlFrame());
+    conn.send(encodePosition(plan.position));
+    if (plan.mode === "append") {
+      if (plan.bytes.length > 0) conn.send(encodeOutput(plan.bytes));
       finish(null);
       return;
     }
-
-    if (!ring.truncated) {
-      const position: PositionPayload = { generation: session.generation, mode: "reset", start: 0, end: ring.end, truncated: false };
-      frames.push(encodePosition(position));
-      for (const f of frames) conn.send(f);
-      finish(encodeSnapshot(ring.slice(0, ring.end)));
+    if ("raw" in plan) {
+      finish(encodeSnapshot(plan.raw));
       return;
     }
-
-    // Truncated: the raw tail cannot be parsed from an arbitrary byte, so the snapshot is the modes
-    // (and, unless history=0, the headless screen) as of ring.end; later output waits until it is ready.
-    const end = ring.end;
-    frames.push(encodePosition({ generation: session.generation, mode: "reset", start: end, end, truncated: true }));
-    for (const f of frames) conn.send(f);
+    // A made snapshot is the state as of position.end: later output waits until it is ready.
     conn.hold();
-    const modes = session.scanner.restoreSequence();
     const running = session.status === "running";
-    const screen = options.history ? session.screen.serialize().catch(() => null) : Promise.resolve(null);
-    void screen.then((serialized) => {
-      // The serialized terminal carries its modes; 2031 is the one xterm.js does not keep.
-      const snapshot = serialized === null ? modes : serialized + (session.scanner.colorSchemeReports ? COLOR_SCHEME_REPORTS_ON : "");
-      finish(encodeSnapshot(snapshot));
-      // docs/design.md, Redraw request: only a client left without the screen is worth a repaint.
-      const gaps = session.screen.stats().gaps;
-      if (running && (serialized === null || gaps > (gapsAtRedraw.get(session) ?? 0))) {
-        gapsAtRedraw.set(session, gaps);
-        this.requestRedraw();
-      }
+    void plan.made.then(({ bytes, redraw }) => {
+      finish(encodeSnapshot(bytes));
+      if (running && redraw) this.requestRedraw();
     });
   }
 

@@ -4,6 +4,7 @@ import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
 import { ControllerLease } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
 import { HeadlessScreen } from "./headless-screen.ts";
+import { Replayer, type ReplayPlan, type ResumePoint } from "./replay.ts";
 import { RingBuffer } from "./ring-buffer.ts";
 import { SubmissionLog, type RestoredSubmission, type SubmissionTarget } from "./submission-log.ts";
 import { TerminalScanner, type ScanEvent } from "../vt/terminal-scanner.ts";
@@ -98,6 +99,15 @@ export class Session {
   private _cols: number;
   private _rows: number;
   private _attention = false;
+  /** the grid changed during this run, so its raw output no longer replays into the current grid */
+  private resized = false;
+  private readonly replayer = new Replayer(() => ({
+    generation: this._generation,
+    ring: this.ring,
+    scanner: this.scanner,
+    screen: this.screen,
+    resizedSinceStart: this.resized,
+  }));
   private _preview: string[] = [];
   private previewTimer: ReturnType<typeof setTimeout> | null = null;
   private disposed = false;
@@ -192,6 +202,7 @@ export class Session {
     if (this.firstRunPending) this.firstRunPending = false;
     else this._generation = this.options.nextGeneration();
     this.ring.reset();
+    this.resized = false;
     this.scanner = new TerminalScanner();
     this.screen.reset();
     this.programTitle = null;
@@ -357,9 +368,19 @@ export class Session {
     if (cols === this._cols && rows === this._rows) return;
     this._cols = cols;
     this._rows = rows;
+    if (this.ring.end > 0) this.resized = true;
     this.pty?.resize(cols, rows);
     this.screen.resize(cols, rows);
     this.touch(false);
+  }
+
+  /**
+   * What a client resuming from `resume` needs (docs/design.md § Resume and replay): planned now,
+   * covering output up to the ring's current end; call it after every output event so far was
+   * delivered and register for live output in the same turn.
+   */
+  replay(resume: ResumePoint | null, options: { history: boolean }): ReplayPlan {
+    return this.replayer.plan(resume, options);
   }
 
   /** Change only the PTY's real size, leaving the logical grid alone (used to request a redraw). */

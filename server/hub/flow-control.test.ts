@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import {
+  COALESCE_AFTER_BYTES,
+  COALESCE_WINDOW_MS,
+  FLUSH_BYTES,
+  PAUSE_HIGH_WATER_BYTES,
+  PAUSE_LOW_WATER_BYTES,
+  SEND_QUEUE_LIMIT_BYTES,
+  SLOW_CHECK_INTERVAL_MS,
+  WRITE_DRAIN_TIMEOUT_MS,
+} from "./flow-control.ts";
+
+describe("flow-control constants", () => {
+  it("keep their order: echoes never wait, a flush never jumps the pause band, the controller is paced long before it could be cut", () => {
+    expect(COALESCE_AFTER_BYTES).toBeLessThan(FLUSH_BYTES);
+    expect(FLUSH_BYTES).toBeLessThanOrEqual(PAUSE_LOW_WATER_BYTES);
+    expect(PAUSE_LOW_WATER_BYTES).toBeLessThan(PAUSE_HIGH_WATER_BYTES);
+    expect(PAUSE_HIGH_WATER_BYTES).toBeLessThan(SEND_QUEUE_LIMIT_BYTES);
+    // Room for at least one more full flush between pausing and cutting.
+    expect(PAUSE_HIGH_WATER_BYTES + FLUSH_BYTES).toBeLessThanOrEqual(SEND_QUEUE_LIMIT_BYTES);
+  });
+
+  it("check stalled connections several times before the drain timeout cuts one", () => {
+    expect(COALESCE_WINDOW_MS).toBeLessThan(SLOW_CHECK_INTERVAL_MS);
+    expect(SLOW_CHECK_INTERVAL_MS * 3).toBeLessThanOrEqual(WRITE_DRAIN_TIMEOUT_MS);
+  });
+});
