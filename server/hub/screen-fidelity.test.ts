@@ -5,6 +5,9 @@
  * cursor, modes and the state only later output reveals), and still after more output.
  * Real server, real PTYs, real WebSockets.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join as joinPath } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Session } from "../session/session.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
@@ -21,9 +24,18 @@ const HISTORY_COMPARED = 200;
 /** Deadline for anything a busy two-core machine does (program start, a flood, a replay). */
 const SLOW_MS = 60_000;
 
+const TUI_DIR = fileURLToPath(new URL("../testing/tui/", import.meta.url));
+
 let server: TestServer;
+let notes = "";
+let htoprc = "";
 beforeAll(async () => {
   server = await startTestServer({ bufferBytes: RING_BYTES });
+  notes = joinPath(server.dataDir, "notes.txt");
+  writeFileSync(notes, Array.from({ length: 300 }, (_, i) => `note ${i + 1}: ${"word ".repeat(i % 12)}`).join("\n") + "\n");
+  htoprc = joinPath(server.dataDir, "htop", "htoprc");
+  mkdirSync(dirname(htoprc), { recursive: true });
+  writeFileSync(htoprc, ["fields=0 1", "sort_key=0", "sort_direction=1", "hide_kernel_threads=1", "hide_userland_threads=1", "header_layout=one_100", "column_meters_0=Hostname", "column_meter_modes_0=2", ""].join("\n"));
 });
 afterAll(async () => {
   await server?.stop();
@@ -40,17 +52,19 @@ type Joined = { session: Session; stayed: TerminalClient; clients: TerminalClien
  * A session running `script` under bash (no echo) whose output starts once `stayed` is
  * connected; resolves when the output contains `ready`.
  */
-async function started(script: string, ready: string, size = { cols: 80, rows: 24 }): Promise<Joined> {
+async function started(script: string, ready: string, size = { cols: 80, rows: 24 }, env: Record<string, string> = {}): Promise<Joined> {
   const info = await server.createSession({
     command: ["bash", "--norc", "--noprofile", "-c", `stty -echo; IFS= read -r _go; ${script}`],
     cols: size.cols,
     rows: size.rows,
+    env,
   });
   const session = server.registry.get(info.id)!;
   const stayed = await TerminalClient.connect(server.url, info.id, { token: server.token, client: "stayed", screen: size });
   await stayed.waitForFrames((f) => f.some((x) => x.type === "status"), SLOW_MS);
   stayed.type("\r");
-  await waitFor(() => ringHas(session, ready), { timeout: SLOW_MS, message: `output ${ready}` });
+  // In the output, or on the screen (a program that draws between words with escapes, htop).
+  await waitFor(async () => ringHas(session, ready) || (await stayed.screenLines()).some((line) => line.includes(ready)), { timeout: SLOW_MS, message: `output ${ready}` });
   return { session, stayed, clients: [stayed] };
 }
 
@@ -137,4 +151,37 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
     joined.stayed.type(":q!\r");
     await closeAll(joined);
   });
+
+  /** Real programs after the ring wrapped: keys typed (each waits for what it shows) before the late client joins, then more. */
+  const programs: { name: string; command: () => string; ready: string; env?: () => Record<string, string>; before: [string, string][]; more: [string, string][] }[] = [
+    { name: "vim, scrolled, then split", command: () => `exec vim -u NONE -i NONE -N -n ${notes}`, ready: "note 1:", before: [["60j", "note 6"], [":split\r", "notes.txt"]], more: [["\x17j20j", "note 8"], [":echo 'MORE'\r", "MORE"]] },
+    { name: "less", command: () => `exec less ${notes}`, ready: "note 1:", before: [[" ", "note 4"]], more: [[" ", "note 6"]] },
+    { name: "htop", command: () => "exec htop -d 600 -p $$", env: () => ({ HTOPRC: htoprc }), ready: "F10Quit", before: [], more: [["\x1bOQ", "Meters"]] },
+    { name: "an Ink app (spinner-free prompt that re-renders as you type)", command: () => `exec node ${joinPath(TUI_DIR, "ink-prompt.mjs")}`, env: () => ({ CI: "false" }), ready: "INK-READY", before: [["hello", "5 chars"]], more: [[" world", "11 chars"]] },
+    {
+      name: "progress bars redrawn with \\r and cursor-up",
+      command: () => `printf 'build  [      ]\\ntests  [      ]\\n'; IFS= read -r _a; printf '\\e[2A\\rbuild  [###   ]\\n\\rtests  [#     ]\\nSTEP1'; IFS= read -r _b; printf '\\r\\e[2A\\rbuild  [######]\\n\\rtests  [###   ]\\nSTEP2'; exec cat`,
+      ready: "tests",
+      before: [["\r", "STEP1"]],
+      more: [["\r", "STEP2"]],
+    },
+  ];
+  for (const program of programs) {
+    it(`after the ring wrapped: ${program.name}`, async () => {
+      const joined = await started(`${FLOOD}; ${program.command()}`, program.ready, { cols: 80, rows: 24 }, program.env?.() ?? {});
+      for (const [keys, shows] of program.before) {
+        joined.stayed.type(keys);
+        await waitFor(() => ringHas(joined.session, shows), { timeout: SLOW_MS, message: shows });
+      }
+      const late = await join(joined);
+      expect(late.position).toMatchObject({ mode: "reset", truncated: true });
+      await expectSameScreens(joined, "after the reset");
+      for (const [keys, shows] of program.more) {
+        joined.stayed.type(keys);
+        await waitFor(() => ringHas(joined.session, shows), { timeout: SLOW_MS, message: shows });
+      }
+      await expectSameScreens(joined, "after more output");
+      await closeAll(joined);
+    });
+  }
 });
