@@ -23,6 +23,7 @@ import { waitFor } from "../testing/wait.ts";
 import { fetchDebugStats } from "../testing/debug-stats.ts";
 import { Opcode, RawWebSocket } from "../testing/raw-websocket.ts";
 import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
+import { HEX_READER } from "../testing/stream-check.ts";
 
 /** Fixed seed: the same frames every run, so a failure can be replayed. */
 const SEED = 0x5eed;
@@ -37,8 +38,6 @@ const BURST_WINDOW = 500;
 /** An API request must be answered within this during the burst for the server to count as responsive. */
 const RESPONSIVE_MS = 2_000;
 
-/** Prints READY, then every chunk it reads as hex: anything that reached the PTY shows. */
-const READER = `stty raw -echo; exec perl -e '$|=1; print "READY\\n"; while (sysread(STDIN, my $b, 65536)) { print "GOT:", unpack("H*", $b), "\\n" }'`;
 
 let server: TestServer;
 beforeAll(async () => {
@@ -102,7 +101,7 @@ function mayWrite(frame: Uint8Array, generation: string): boolean {
 describe("hostile frames", () => {
   let session: Session;
   beforeAll(() => {
-    session = server.registry.create({ command: ["sh", "-c", READER], cols: 80, rows: 24 });
+    session = server.registry.create({ command: ["sh", "-c", HEX_READER], cols: 80, rows: 24 });
   });
 
   it("never reach the PTY unless valid, never crash the server, and get a defined answer or silence", async () => {

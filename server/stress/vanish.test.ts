@@ -10,6 +10,7 @@ import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { fetchDebugStats, leakFigures } from "../testing/debug-stats.ts";
 import { Opcode, RawWebSocket } from "../testing/raw-websocket.ts";
+import { HEX_READER } from "../testing/stream-check.ts";
 
 /** Connect/disconnect cycles of the churn test (docs/design.md § Hardening and limits). */
 const CYCLES = 1000;
@@ -21,8 +22,6 @@ const CONCURRENT_CYCLES = 25;
  */
 const TRANSIENT_TIMERS = 4;
 
-/** Prints READY, then every chunk it reads from the terminal as hex: anything that reached the PTY shows. */
-const READER = `stty raw -echo; exec perl -e '$|=1; print "READY\\n"; while (sysread(STDIN, my $b, 65536)) { print "GOT:", unpack("H*", $b), "\\n" }'`;
 
 let server: TestServer;
 beforeAll(async () => {
@@ -42,7 +41,7 @@ function received(watcher: TerminalClient): string {
 }
 
 async function readerSession(): Promise<{ session: Session; watcher: TerminalClient }> {
-  const session = server.registry.create({ command: ["sh", "-c", READER] });
+  const session = server.registry.create({ command: ["sh", "-c", HEX_READER] });
   const watcher = await TerminalClient.connect(server.url, session.id, { token: server.token, client: "watcher-0001" });
   await watcher.waitForText("READY");
   return { session, watcher };

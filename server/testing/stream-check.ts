@@ -44,3 +44,6 @@ export function numberedLines(tag: string, count: number, end = ""): Buffer {
 
 /** A perl `out($string)` that writes it whole with write(2), bypassing perl's per-line tty buffering. */
 export const PERL_OUT = `sub out { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); die "write: $!" unless defined $n; substr($s, 0, $n) = "" } }`;
+
+/** Prints READY, then every chunk it reads from the terminal as hex (`GOT:…`): anything that reached the PTY shows. */
+export const HEX_READER = `stty raw -echo; exec perl -e '$|=1; print "READY\\n"; while (sysread(STDIN, my $b, 65536)) { print "GOT:", unpack("H*", $b), "\\n" }'`;
