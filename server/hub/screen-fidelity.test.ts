@@ -184,4 +184,28 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
       await closeAll(joined);
     });
   }
+
+  it("a resize storm between two controllers (vim): a fresh client and one with a resume point from before it see what both controllers see", async () => {
+    const joined = await started(`exec vim -u NONE -i NONE -N -n ${notes}`, "note 1:", { cols: 80, rows: 24 });
+    const oldPoint = { generation: joined.session.generation, offset: joined.stayed.offset };
+    const other = await join(joined);
+    for (let i = 1; i <= 6; i++) {
+      const [who, cols, rows] = i % 2 ? [other, 70 + i * 3, 20 + i] : [joined.stayed, 90 - i, 30 - i];
+      who.takeControl();
+      who.resize(cols, rows);
+      await waitFor(() => joined.session.cols === cols && joined.session.rows === rows, { timeout: SLOW_MS, message: `resize ${i}` });
+    }
+    joined.stayed.takeControl();
+    joined.stayed.type(":echo 'STORM-OVER'\r");
+    await waitFor(() => ringHas(joined.session, "STORM-OVER"), { timeout: SLOW_MS, message: "vim after the storm" });
+    const fresh = await join(joined);
+    const resumed = await join(joined, { resume: oldPoint });
+    expect(fresh.position).toMatchObject({ mode: "reset", start: 0 });
+    expect(resumed.position).toMatchObject({ mode: "reset", start: 0 });
+    await expectSameScreens(joined, "after the storm");
+    joined.stayed.type("20j:echo 'MORE'\r");
+    await waitFor(() => ringHas(joined.session, "MORE"), { timeout: SLOW_MS, message: "vim scrolled" });
+    await expectSameScreens(joined, "after more output");
+    await closeAll(joined);
+  });
 });

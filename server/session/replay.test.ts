@@ -122,4 +122,16 @@ describe("Session.replay", () => {
     // A stale resume point of this run gets a reset too.
     expect(s.replay({ generation: s.generation, offset: 10 }, { history: true }).mode).toBe("reset");
   });
+
+  it("a resume point from before a resize gets the terminal as it is; one after it still appends", async () => {
+    const { s, emit } = session();
+    emit("before ");
+    s.resize(100, 20);
+    emit("after");
+    const behind = s.replay({ generation: s.generation, offset: 3 }, { history: true });
+    expect(behind.position).toMatchObject({ mode: "reset", start: 0, truncated: false });
+    expect("made" in behind).toBe(true);
+    const caughtUp = s.replay({ generation: s.generation, offset: 7 }, { history: true });
+    expect(caughtUp.mode === "append" && text(caughtUp.bytes)).toBe("after");
+  });
 });

@@ -32,8 +32,9 @@ export type ReplaySource = {
   readonly ring: RingBuffer;
   readonly scanner: TerminalScanner;
   readonly screen: HeadlessScreen;
-  /** the grid changed since the run's first byte: `[0, end)` was drawn for other sizes */
-  readonly resizedSinceStart: boolean;
+  /** the ring's end when the grid last changed during this run (0: never since its first byte);
+   * bytes before it were drawn for another size */
+  readonly resizedAt: number;
 };
 
 const COLOR_SCHEME_REPORTS_ON = "\x1b[?2031h";
@@ -50,9 +51,12 @@ export class Replayer {
 
   /** `history: false` (`?history=0`): a truncated reset carries the modes alone. */
   plan(resume: ResumePoint | null, options: { history: boolean }): ReplayPlan {
-    const { generation, ring, scanner, screen, resizedSinceStart } = this.source();
+    const { generation, ring, scanner, screen, resizedAt } = this.source();
     const end = ring.end;
-    if (resume !== null && resume.generation === generation && ring.has(resume.offset)) {
+    const resizedSinceStart = resizedAt > 0;
+    // A client behind the last resize would get bytes drawn for the old size after a control frame
+    // with the new one: it gets the terminal as it is instead.
+    if (resume !== null && resume.generation === generation && ring.has(resume.offset) && resume.offset >= resizedAt) {
       return {
         mode: "append",
         position: { generation, mode: "append", start: resume.offset, end, truncated: ring.truncated },

@@ -99,14 +99,14 @@ export class Session {
   private _cols: number;
   private _rows: number;
   private _attention = false;
-  /** the grid changed during this run, so its raw output no longer replays into the current grid */
-  private resized = false;
+  /** the ring's end at the grid's last change during this run (0: none after its first byte) */
+  private resizedAt = 0;
   private readonly replayer = new Replayer(() => ({
     generation: this._generation,
     ring: this.ring,
     scanner: this.scanner,
     screen: this.screen,
-    resizedSinceStart: this.resized,
+    resizedAt: this.resizedAt,
   }));
   private _preview: string[] = [];
   private previewTimer: ReturnType<typeof setTimeout> | null = null;
@@ -202,7 +202,7 @@ export class Session {
     if (this.firstRunPending) this.firstRunPending = false;
     else this._generation = this.options.nextGeneration();
     this.ring.reset();
-    this.resized = false;
+    this.resizedAt = 0;
     this.scanner = new TerminalScanner();
     this.screen.reset();
     this.programTitle = null;
@@ -368,7 +368,7 @@ export class Session {
     if (cols === this._cols && rows === this._rows) return;
     this._cols = cols;
     this._rows = rows;
-    if (this.ring.end > 0) this.resized = true;
+    this.resizedAt = this.ring.end;
     this.pty?.resize(cols, rows);
     this.screen.resize(cols, rows);
     this.touch(false);
