@@ -155,7 +155,6 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
   /** Real programs after the ring wrapped: keys typed (each waits for what it shows) before the late client joins, then more. */
   const programs: { name: string; command: () => string; ready: string; env?: () => Record<string, string>; before: [string, string][]; more: [string, string][] }[] = [
     { name: "vim, scrolled, then split", command: () => `exec vim -u NONE -i NONE -N -n ${notes}`, ready: "note 1:", before: [["60j", "note 6"], [":split\r", "notes.txt"]], more: [["\x17j20j", "note 8"], [":echo 'MORE'\r", "MORE"]] },
-    { name: "less", command: () => `exec less ${notes}`, ready: "note 1:", before: [[" ", "note 4"]], more: [[" ", "note 6"]] },
     { name: "htop", command: () => "exec htop -d 600 -p $$", env: () => ({ HTOPRC: htoprc }), ready: "F10Quit", before: [], more: [["\x1bOQ", "Meters"]] },
     { name: "an Ink app (spinner-free prompt that re-renders as you type)", command: () => `exec node ${joinPath(TUI_DIR, "ink-prompt.mjs")}`, env: () => ({ CI: "false" }), ready: "INK-READY", before: [["hello", "5 chars"]], more: [[" world", "11 chars"]] },
     {
