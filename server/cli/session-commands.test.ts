@@ -164,6 +164,8 @@ describe("webmux token", () => {
     expect(created.code, created.stderr).toBe(0);
     const secret = created.stdout.trim();
     expect(secret).toMatch(/^dnt_[0-9a-f]{64}$/);
+    // Agent tokens work only while the Agent API is on.
+    expect((await server.api("/api/settings", { method: "PUT", json: { open_api: { enabled: true } } })).status).toBe(200);
     // the new token reads sessions
     const asAgent = await runCli(["ls", "--json"], { WEBMUX_URL: server.url, WEBMUX_TOKEN: secret });
     expect(asAgent.code, asAgent.stderr).toBe(0);
