@@ -160,9 +160,10 @@ describe("terminal stream compressed", () => {
       await waitFor(() => raw.messages().filter((m) => m[0] === 0x00).map((m) => m.subarray(1).toString()).join("").split(typed).length >= 3, { message: "echo and cat of the long line" });
       const messages = raw.messages();
       raw.frames.forEach((frame, i) => expect(frame.rsv1).toBe(messages[i]!.length >= COMPRESSION_THRESHOLD_BYTES));
-      // Both kinds occur: small frames (the echo of "y") and large ones (status, the long line).
+      // Both kinds occur: small frames (position, the echo of "y") and large ones (status, the long line).
       expect(raw.frames.some((f) => f.rsv1)).toBe(true);
-      expect(raw.frames.some((f) => !f.rsv1 && f.payload[0] === 0x00)).toBe(true);
+      // (On a busy machine the echo of "y" may leave coalesced with later output; the position frame stays small.)
+      expect(raw.frames.some((f) => !f.rsv1)).toBe(true);
       expect(messages.map((m) => m[0])).toEqual(expect.arrayContaining([0x06, 0x04, 0x01, 0x02, 0x00]));
     } finally {
       await server.api(`/api/sessions/${s.id}`, { method: "DELETE" });

@@ -7,6 +7,9 @@ import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 
+/** 10 MB of seq through the server: seconds when idle, past a minute beside other test runs on two cores. */
+const FLOOD_MS = 180_000;
+
 let server: TestServer;
 /** A program that prints every byte it reads as [decimal], in raw mode without echo. */
 let reader: string;
@@ -191,14 +194,14 @@ describe("controller and observers", () => {
     const pauses = vi.spyOn(session, "pauseOutput");
     (copycat.ws as unknown as { _socket: Socket })._socket.pause();
     writeFileSync(go, "");
-    await bystander.waitForText("FLOOD-42", 60_000).catch((e) => {
+    await bystander.waitForText("FLOOD-42", FLOOD_MS).catch((e) => {
       throw new Error(`${e.message}; bystander ${bystander.closeCode} offset ${bystander.offset}, copycat ${copycat.closeCode}, status ${session.status} ring ${session.ring.end} tail ${JSON.stringify(bystander.text.slice(-200))}`);
     });
     expect(pauses).not.toHaveBeenCalled();
     pauses.mockRestore();
     (copycat.ws as unknown as { _socket: Socket })._socket.resume();
     await Promise.all([copycat.close(), bystander.close()]);
-  }, 90_000);
+  }, FLOOD_MS + 60_000);
 
   it("treats another principal that copied the controller's client ID as a client of its own", async () => {
     const made = await server.api("/api/tokens", { method: "POST", json: { name: "other writer", capabilities: ["terminal:read", "terminal:write"] } });

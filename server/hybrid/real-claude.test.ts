@@ -23,7 +23,7 @@ import { realAgentCli, startRealClaude, type RealClaude } from "../testing/agent
 
 const claude = realAgentCli("claude");
 /** A real start or turn against the local mock takes about a second; a busy 2-core machine may take many. */
-const REAL_MS = 60_000;
+const REAL_MS = 120_000;
 /** A whole test: several starts, turns and moves. */
 const TEST_MS = 240_000;
 /** PermissionRequest comes at once; Notification(permission_prompt) would come 6 s after the dialog. */

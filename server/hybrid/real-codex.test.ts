@@ -24,7 +24,7 @@ import { realAgentCli, startRealCodex, type RealCodex } from "../testing/agents/
 const codex = realAgentCli("codex");
 const FAKE_CODEX = fileURLToPath(new URL("../testing/agents/fake/fake-codex.mjs", import.meta.url));
 /** A real start or turn against the local mock takes about a second; a busy 2-core machine may take many. */
-const REAL_MS = 60_000;
+const REAL_MS = 120_000;
 /** A whole test: several starts, turns and moves. */
 const TEST_MS = 240_000;
 const SCREEN = { cols: 120, rows: 40 };
