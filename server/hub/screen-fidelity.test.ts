@@ -24,6 +24,9 @@ const HISTORY_COMPARED = 200;
 /** Deadline for anything a busy two-core machine does (program start, a flood, a replay). */
 const SLOW_MS = 60_000;
 
+/** Ink draws live only outside CI, and in colour only when told (the PTY's environment has no colour hints). */
+const INK_ENV = { CI: "false", FORCE_COLOR: "1" };
+
 const TUI_DIR = fileURLToPath(new URL("../testing/tui/", import.meta.url));
 
 let server: TestServer;
@@ -75,19 +78,29 @@ async function join(joined: Joined, options: { resume?: { generation: string; of
   return client;
 }
 
-/** Every client has rendered everything the session has output so far. */
-async function settled(joined: Joined): Promise<void> {
-  await waitFor(() => joined.clients.every((c) => c.offset === joined.session.ring.end), { timeout: SLOW_MS, message: "clients caught up" });
-  for (const c of joined.clients) await parsed(c.term!);
+/**
+ * The states of every client at one point of the stream: each has rendered everything the session
+ * has output so far, and nothing arrived while they were read (a program still drawing, less
+ * paging, a spinner, would otherwise be compared at two different bytes).
+ */
+async function statesAtOnePoint(joined: Joined): Promise<string[][]> {
+  return waitFor(
+    async () => {
+      const end = joined.session.ring.end;
+      if (!joined.clients.every((c) => c.offset === end)) return null;
+      await Promise.all(joined.clients.map((c) => parsed(c.term!)));
+      // Read synchronously, so no frame can arrive between the check and the reading.
+      if (joined.session.ring.end !== end || !joined.clients.every((c) => c.offset === end)) return null;
+      return joined.clients.map((c) => screenState(c.term!, { scrollback: HISTORY_COMPARED }));
+    },
+    { timeout: SLOW_MS, message: "clients caught up" },
+  );
 }
 
 async function expectSameScreens(joined: Joined, what: string): Promise<void> {
-  await settled(joined);
-  const [stayed, ...others] = joined.clients;
-  const expected = screenState(stayed!.term!, { scrollback: HISTORY_COMPARED });
-  for (const other of others) {
-    const differences = stateDifferences(expected, screenState(other.term!, { scrollback: HISTORY_COMPARED }));
-    expect(differences, `${what}: ${other === others[0] ? "first" : "another"} late client`).toEqual([]);
+  const [expected, ...others] = await statesAtOnePoint(joined);
+  for (const [i, state] of others.entries()) {
+    expect(stateDifferences(expected!, state), `${what}: ${i === 0 ? "first" : "another"} late client`).toEqual([]);
   }
 }
 
@@ -152,11 +165,37 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
     await closeAll(joined);
   });
 
-  /** Real programs after the ring wrapped: keys typed (each waits for what it shows) before the late client joins, then more. */
-  const programs: { name: string; command: () => string; ready: string; env?: () => Record<string, string>; before: [string, string][]; more: [string, string][] }[] = [
+  /**
+   * Real programs after the ring wrapped: keys typed (each waits for what it shows) before the late
+   * client joins, then keys typed after it joined (`joined`: a program still drawing is brought to
+   * rest) before the first comparison, then more.
+   */
+  const programs: {
+    name: string;
+    command: () => string;
+    ready: string;
+    env?: () => Record<string, string>;
+    before: [string, string][];
+    joined?: [string, string][];
+    /** output the late client gets live after its reset, before the `joined` keys (it joined while the program was drawing) */
+    live?: string;
+    more: [string, string][];
+  }[] = [
     { name: "vim, scrolled, then split", command: () => `exec vim -u NONE -i NONE -N -n ${notes}`, ready: "note 1:", before: [["60j", "note 6"], [":split\r", "notes.txt"]], more: [["\x17j20j", "note 8"], [":echo 'MORE'\r", "MORE"]] },
     { name: "htop", command: () => "exec htop -d 600 -p $$", env: () => ({ HTOPRC: htoprc }), ready: "F10Quit", before: [], more: [["\x1bOQ", "Meters"]] },
-    { name: "an Ink app (spinner-free prompt that re-renders as you type)", command: () => `exec node ${joinPath(TUI_DIR, "ink-prompt.mjs")}`, env: () => ({ CI: "false" }), ready: "INK-READY", before: [["hello", "5 chars"]], more: [[" world", "11 chars"]] },
+    { name: "an Ink app (spinner-free prompt that re-renders as you type)", command: () => `exec node ${joinPath(TUI_DIR, "ink-prompt.mjs")}`, env: () => INK_ENV, ready: "INK-READY", before: [["hello", "5 chars"]], more: [[" world", "11 chars"]] },
+    {
+      // The late client joins while the spinner turns; Tab finishes the task (the spinner stops, the
+      // list re-renders) before each comparison.
+      name: "an Ink agent: a spinner, a task list that re-renders, a text input",
+      command: () => `exec node ${joinPath(TUI_DIR, "ink-agent.mjs")}`,
+      env: () => INK_ENV,
+      ready: "AGENT-READY",
+      before: [["write tests", "11 chars"], ["\r", "write tests · tick 3"]],
+      joined: [["\t", "2 done"]],
+      live: "write tests · tick",
+      more: [["fix the bug", "11 chars"], ["\r", "fix the bug · tick 3"], ["\t", "3 done"]],
+    },
     {
       name: "progress bars redrawn with \\r and cursor-up",
       command: () => `printf 'build  [      ]\\ntests  [      ]\\n'; IFS= read -r _a; printf '\\e[2A\\rbuild  [###   ]\\n\\rtests  [#     ]\\nSTEP1'; IFS= read -r _b; printf '\\r\\e[2A\\rbuild  [######]\\n\\rtests  [###   ]\\nSTEP2'; exec cat`,
@@ -174,6 +213,12 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
       }
       const late = await join(joined);
       expect(late.position).toMatchObject({ mode: "reset", truncated: true });
+      const live = program.live;
+      if (live) await waitFor(() => late.text.includes(live), { timeout: SLOW_MS, message: `${live} live after the reset` });
+      for (const [keys, shows] of program.joined ?? []) {
+        joined.stayed.type(keys);
+        await waitFor(() => ringHas(joined.session, shows), { timeout: SLOW_MS, message: shows });
+      }
       await expectSameScreens(joined, "after the reset");
       for (const [keys, shows] of program.more) {
         joined.stayed.type(keys);
