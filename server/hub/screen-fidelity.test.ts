@@ -182,6 +182,15 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
     more: [string, string][];
   }[] = [
     { name: "vim, scrolled, then split", command: () => `exec vim -u NONE -i NONE -N -n ${notes}`, ready: "note 1:", before: [["60j", "note 6"], [":split\r", "notes.txt"]], more: [["\x17j20j", "note 8"], [":echo 'MORE'\r", "MORE"]] },
+    {
+      // Each step waits for a line first shown by that step's page; the comparison itself waits
+      // until every client has rendered all of less's output (statesAtOnePoint).
+      name: "less, paged and searched (matches highlighted)",
+      command: () => `exec less ${notes}`,
+      ready: "note 23:",
+      before: [[" ", "note 46:"], ["/7: \r", "note 49:"]],
+      more: [[" ", "note 72:"], ["n", "note 79:"], ["/note 9\r", "note 112:"]],
+    },
     { name: "htop", command: () => "exec htop -d 600 -p $$", env: () => ({ HTOPRC: htoprc }), ready: "F10Quit", before: [], more: [["\x1bOQ", "Meters"]] },
     { name: "an Ink app (spinner-free prompt that re-renders as you type)", command: () => `exec node ${joinPath(TUI_DIR, "ink-prompt.mjs")}`, env: () => INK_ENV, ready: "INK-READY", before: [["hello", "5 chars"]], more: [[" world", "11 chars"]] },
     {
