@@ -1,4 +1,4 @@
-/** The C0 bytes both VT scanners (terminal-scanner.ts, the CLI's query-scanner.ts) act on. */
+/** The C0 bytes the escape-sequence state machine (escape-sequence-machine.ts) acts on. */
 export const ESC = 0x1b;
 export const BEL = 0x07;
 /** CAN and SUB abort a sequence in progress (ECMA-48). */
