@@ -30,7 +30,7 @@ export type Stats = {
 export type PageGlobals = {
   __webmux?: {
     clientId: string;
-    terminal: { sessionId: string; clientId: string; text(): string; selection(): string; stats(): Stats; drop(): void } | null;
+    terminal: { sessionId: string; clientId: string; text(): string; cells(): string[]; selection(): string; stats(): Stats; drop(): void } | null;
   };
   open(url: string): unknown;
   location: { href: string };
@@ -150,6 +150,11 @@ export function stats(page: Page): Promise<Stats | null> {
 export async function terminalLines(page: Page): Promise<string[]> {
   const text = await page.evaluate(() => (globalThis as unknown as PageGlobals).__webmux?.terminal?.text() ?? "");
   return text.split("\n");
+}
+
+/** What the terminal shows cell by cell, history, cursor and modes included (server/vt/screen-cells.ts). */
+export function terminalCells(page: Page): Promise<string[]> {
+  return page.evaluate(() => (globalThis as unknown as PageGlobals).__webmux?.terminal?.cells() ?? []);
 }
 
 export async function terminalText(page: Page): Promise<string> {

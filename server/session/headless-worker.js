@@ -20,7 +20,7 @@ import { parentPort } from "node:worker_threads";
 import xtermHeadless from "@xterm/headless";
 import unicode11Addon from "@xterm/addon-unicode11";
 import { styledLine } from "./styled-line.js";
-import { terminalSnapshot } from "./terminal-snapshot.js";
+import { terminalSnapshot } from "../vt/terminal-snapshot.js";
 
 /** @typedef {import("./headless-protocol.ts").ToWorker} ToWorker */
 /** @typedef {import("./headless-protocol.ts").FromWorker} FromWorker */

@@ -1,7 +1,8 @@
 /**
  * The local copy of each session's terminal (docs/design.md § Decisions beyond the original
- * specification): where it stands in the stream (generation, offset) and its screen serialized by @xterm/addon-serialize, so a reload or a
- * reopened app paints the screen at once and resumes with `append`.
+ * specification): where it stands in the stream (generation, offset) and its screen as written by
+ * the snapshot writer (server/vt/terminal-snapshot.js), so a reload or a reopened app paints the
+ * screen at once and resumes with `append`.
  *
  * Its own IndexedDB database: idb-keyval creates one object store per database, so other local
  * data (drafts) must use another database name.

@@ -1,6 +1,6 @@
 /**
  * `window.__webmux`: what end-to-end tests read instead of scraping the DOM renderer. It exposes
- * only what the page already shows (screen text, byte counters), so it is always on.
+ * only what the page already shows (screen text and cells, byte counters), so it is always on.
  */
 import type { TerminalView, TerminalViewStats } from "./terminal-view.ts";
 
@@ -9,6 +9,8 @@ export type WebmuxDebugTerminal = {
   clientId: string;
   /** the whole active buffer as text, scrollback included */
   text(): string;
+  /** what is on show cell by cell, history included (server/vt/screen-cells.ts) */
+  cells(): string[];
   selection(): string;
   stats(): TerminalViewStats & { phase: string; controller: string | null };
   /** simulate a network drop */
@@ -33,6 +35,7 @@ export function exposeTerminal(sessionId: string, clientId: string, view: Termin
     sessionId,
     clientId,
     text: () => view.text(),
+    cells: () => view.cells(),
     selection: () => view.selection(),
     stats: () => ({
       ...view.stats(),

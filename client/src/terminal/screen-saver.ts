@@ -6,10 +6,14 @@
  * point from xterm's write callbacks, which run right after their chunk is parsed and in the same
  * task; a save runs in a task of its own, so the buffer it serializes is exactly what the last
  * callback reported. (A reset is written as one chunk for this reason: RIS, marker and snapshot.)
+ *
+ * The copy is written by the server's snapshot writer (server/vt/terminal-snapshot.js, see
+ * docs/design.md § Snapshots), so a reload restores what a reset does: scroll region, charsets,
+ * saved cursors, tab stops, modes and both screens, which @xterm/addon-serialize lost.
  */
 import type { Terminal } from "@xterm/xterm";
-import type { SerializeAddon } from "@xterm/addon-serialize";
 import type { ResumePoint } from "../../../server/contract/stream-tracker.ts";
+import { terminalSnapshot } from "../../../server/vt/terminal-snapshot.js";
 import { saveScreen, type StoredScreen } from "../storage/screen-store.ts";
 import { truncationMarkerSequence } from "./truncation-marker.ts";
 
@@ -42,9 +46,6 @@ export type ScreenSaver = {
 export type ScreenSaverOptions = {
   sessionId: string;
   terminal: Terminal;
-  serializer: SerializeAddon;
-  /** state the serializer leaves out (ModeMirror) */
-  extraState: () => string;
   save?: (sessionId: string, screen: StoredScreen) => Promise<void>;
 };
 
@@ -73,8 +74,7 @@ export function createScreenSaver(options: ScreenSaverOptions): ScreenSaver {
       offset: point.offset,
       serialized:
         (cut ? truncationMarkerSequence(terminal.rows) : "") +
-        options.serializer.serialize({ scrollback: STORED_SCROLLBACK_LINES }) +
-        options.extraState(),
+        terminalSnapshot(terminal, { scrollback: STORED_SCROLLBACK_LINES }),
       cols: terminal.cols,
       rows: terminal.rows,
       savedAt: Date.now(),

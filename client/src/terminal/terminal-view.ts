@@ -16,11 +16,11 @@ import { ApiError, type Api } from "../api.ts";
 import { forgetScreen, loadScreen } from "../storage/screen-store.ts";
 import { makeTerminalConnection, type ConnectionPhase, type ProbeResult, type TerminalConnection } from "./connection.ts";
 import { routeTerminalData } from "./input-source.ts";
-import { mirrorModes } from "./mode-mirror.ts";
 import { ringToPlainText, truncationMarkerSequence } from "./plain-text.ts";
 import { createScreenSaver } from "./screen-saver.ts";
 import { terminalTheme } from "./themes.ts";
 import { makeTouchScroll } from "./touch-scroll.ts";
+import { screenCells } from "../../../server/vt/screen-cells.ts";
 import { TerminalGrid } from "./terminal-grid.ts";
 import { createXterm, searchDecorations } from "./xterm-setup.ts";
 import { unreachable } from "../../../server/contract/unreachable.ts";
@@ -94,6 +94,8 @@ export type TerminalView = {
   sendKeys(data: string): void;
   /** the text of the whole active buffer, scrollback included */
   text(): string;
+  /** every cell on show and in the history, the cursor and the modes, one line per fact (server/vt/screen-cells.ts) */
+  cells(): string[];
   /** the selected text (find selects its match) */
   selection(): string;
   stats(): TerminalViewStats;
@@ -104,9 +106,8 @@ export type TerminalView = {
 
 export function createTerminalView(options: TerminalViewOptions): TerminalView {
   const { sessionId, clientId, api } = options;
-  const { terminal, fit, search, serializer } = createXterm(options.dark());
-  const modes = mirrorModes(terminal);
-  const saver = createScreenSaver({ sessionId, terminal, serializer, extraState: () => modes.restoreSequence() });
+  const { terminal, fit, search } = createXterm(options.dark());
+  const saver = createScreenSaver({ sessionId, terminal });
 
   const [phase, setPhase] = createSignal<ConnectionPhase>({ phase: "connecting", attempt: 0 });
   const [control, setControl] = createSignal<ControlPayload | null>(null);
@@ -375,7 +376,6 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     schemeQuery.dispose();
     dataRoute.dispose();
     paintWatch.dispose();
-    modes.dispose();
     terminal.dispose();
   });
 
@@ -417,6 +417,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       for (let y = 0; y < buffer.length; y++) lines.push(buffer.getLine(y)?.translateToString(true) ?? "");
       return lines.join("\n");
     },
+    cells: () => screenCells(terminal),
     selection: () => terminal.getSelection(),
     stats: () => ({
       bytesReceived: connection?.stats.bytesReceived ?? 0,

@@ -1,6 +1,6 @@
 import headless from "@xterm/headless";
-import serialize from "@xterm/addon-serialize";
 import { describe, expect, it } from "vitest";
+import { terminalSnapshot } from "../../../server/vt/terminal-snapshot.js";
 import { TRUNCATION_MARKER, truncationMarkerSequence } from "./truncation-marker.ts";
 
 const RIS = "\x1bc";
@@ -20,12 +20,10 @@ const screen = (term: Term) => lines(term, term.buffer.active.baseY, term.buffer
 describe("the truncation marker", () => {
   it("lands in the history only: a screen that never scrolls keeps its rows, and later updates by row land where the program meant", async () => {
     const program = terminal();
-    const serializer = new serialize.SerializeAddon();
-    program.loadAddon(serializer);
     // A progress display that redraws in place: never scrolls, so the snapshot has no history.
     await write(program, "\x1b[H\x1b[2Jbuild  [##   ]\r\ntests  [     ]\r\n");
     const rejoined = terminal();
-    await write(rejoined, RIS + truncationMarkerSequence(rejoined.rows) + serializer.serialize());
+    await write(rejoined, RIS + truncationMarkerSequence(rejoined.rows) + terminalSnapshot(program));
     expect(screen(rejoined)).toEqual(screen(program));
     expect(rejoined.buffer.active.cursorY).toBe(program.buffer.active.cursorY);
     expect(lines(rejoined, 0, rejoined.buffer.active.baseY)).toEqual([TRUNCATION_MARKER]);
@@ -39,11 +37,9 @@ describe("the truncation marker", () => {
 
   it("sits above the snapshot's own history", async () => {
     const program = terminal();
-    const serializer = new serialize.SerializeAddon();
-    program.loadAddon(serializer);
     for (let i = 1; i <= 10; i++) await write(program, `line ${i}\r\n`);
     const rejoined = terminal();
-    await write(rejoined, RIS + truncationMarkerSequence(rejoined.rows) + serializer.serialize());
+    await write(rejoined, RIS + truncationMarkerSequence(rejoined.rows) + terminalSnapshot(program));
     const history = lines(rejoined, 0, rejoined.buffer.active.baseY);
     expect(history[0]).toBe(TRUNCATION_MARKER);
     expect(history.slice(1)).toEqual(lines(program, 0, program.buffer.active.baseY));

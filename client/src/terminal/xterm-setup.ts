@@ -1,12 +1,11 @@
 /**
  * The xterm.js instance of a terminal view with its addons: fit, Unicode 11 widths, clickable
- * links, search and serialize.
+ * links and search.
  */
 import { loadFontSize } from "../storage/device-settings.ts";
 import { Terminal } from "@xterm/xterm";
 import { FitAddon } from "@xterm/addon-fit";
 import { SearchAddon } from "@xterm/addon-search";
-import { SerializeAddon } from "@xterm/addon-serialize";
 import { Unicode11Addon } from "@xterm/addon-unicode11";
 import { WebLinksAddon } from "@xterm/addon-web-links";
 import "@xterm/xterm/css/xterm.css";
@@ -29,7 +28,6 @@ export type XtermParts = {
   terminal: Terminal;
   fit: FitAddon;
   search: SearchAddon;
-  serializer: SerializeAddon;
 };
 
 export function createXterm(dark: boolean): XtermParts {
@@ -46,10 +44,8 @@ export function createXterm(dark: boolean): XtermParts {
   });
   const fit = new FitAddon();
   const search = new SearchAddon();
-  const serializer = new SerializeAddon();
   terminal.loadAddon(fit);
   terminal.loadAddon(search);
-  terminal.loadAddon(serializer);
   terminal.loadAddon(new Unicode11Addon());
   terminal.unicode.activeVersion = "11";
   terminal.loadAddon(
@@ -59,7 +55,7 @@ export function createXterm(dark: boolean): XtermParts {
       window.open(uri, "_blank", "noopener,noreferrer");
     }),
   );
-  return { terminal, fit, search, serializer };
+  return { terminal, fit, search };
 }
 
 /** Search highlight colours per theme (xterm wants #RRGGBB). */

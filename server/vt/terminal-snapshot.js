@@ -6,10 +6,13 @@
  * is closed here. It replaces the addon: its cell writer loses wrapped lines that start with a
  * blank, and it has no way to add state between the buffers.
  *
- * Plain JavaScript so the headless worker (headless-worker.js) loads it without a TypeScript
- * loader. The state xterm.js keeps private (scroll region, charsets, tab stops, saved cursor,
+ * Shared VT code (docs/design.md § Parts and layers): the server's headless worker
+ * (server/session/headless-worker.js) makes reset snapshots with it and the browser its stored copy
+ * of each screen (client/src/terminal/screen-saver.ts), for @xterm/headless and @xterm/xterm alike
+ * (both have the same core). Plain JavaScript so the worker loads it without a TypeScript loader,
+ * and free of node: imports for the browser. The state xterm.js keeps private (scroll region, charsets, tab stops, saved cursor,
  * modes, the pen) is read from its internals (`_core`), as the serialize addon itself reads the
- * pen; server/session/terminal-snapshot.test.ts pins every one of them, so an xterm.js upgrade that
+ * pen; server/vt/terminal-snapshot.test.ts pins every one of them, so an xterm.js upgrade that
  * renames one fails there, not in front of a user.
  */
 
@@ -33,14 +36,16 @@ const G_INTERMEDIATES = ["(", ")", "*", "+"];
 /** Locking shifts selecting G0…G3 into GL: SI, SO, LS2, LS3. */
 const LOCKING_SHIFTS = ["\x0f", "\x0e", `${ESC}n`, `${ESC}o`];
 
-/** Charset table object → designator. xterm.js keeps the tables private, so each is found by
- * designating it once in a scratch terminal of the same bundle (the tables are shared objects). */
-/** @type {Map<unknown, string> | null} */
-let designatorOf = null;
+/** Charset table object → designator, per xterm.js bundle (keyed by its charset service's class).
+ * xterm.js keeps the tables private, so each is found by designating it once in the terminal at
+ * hand and putting its charsets back (the tables are objects shared by every terminal of a bundle). */
+/** @type {WeakMap<object, Map<unknown, string>>} */
+const designatorsByBundle = new WeakMap();
 
 /** @param {any} core */
 function charsetDesignators(core) {
-  if (designatorOf) return designatorOf;
+  const known = designatorsByBundle.get(core._charsetService.constructor);
+  if (known) return known;
   const found = new Map();
   const handler = core._inputHandler;
   const charsets = core._charsetService;
@@ -55,7 +60,7 @@ function charsetDesignators(core) {
   charsets._charsets = saved;
   charsets.glevel = savedLevel;
   charsets.charset = savedCharset;
-  designatorOf = found;
+  designatorsByBundle.set(charsets.constructor, found);
   return found;
 }
 
@@ -330,7 +335,7 @@ function cellsSequence(core, buffer, first) {
 }
 
 /**
- * @param {import("@xterm/headless").Terminal} term
+ * @param {import("@xterm/headless").Terminal | import("@xterm/xterm").Terminal} term
  * @param {{ scrollback?: number }} [options] lines of history to include (default: all)
  * @returns {string}
  */
