@@ -44,6 +44,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: "resume-cost", run: async (ctx) => (await import("./resume-cost.ts")).benchResumeCost(ctx) },
   { name: "compression", run: async (ctx) => (await import("./compression.ts")).benchCompression(ctx) },
   { name: "paint-time", run: async (ctx) => (await import("./paint-time.ts")).benchPaintTime(ctx) },
+  { name: "snapshot-size", run: async (ctx) => (await import("./snapshot-size.ts")).benchSnapshotSize(ctx) },
   { name: "agent-run", run: runAgentRun },
   { name: "session-host", run: async (ctx) => (await import("./session-host.ts")).benchSessionHost(ctx) },
 ];

@@ -30,7 +30,8 @@ const server = await startWebmux({
   token: BENCH_TOKEN,
   dataDir,
   shell: "/bin/bash",
-  bufferBytes: DEFAULT_BUFFER_BYTES,
+  // bench/snapshot-size.ts: a ring smaller than the output (WEBMUX_BENCH_BUFFER_BYTES)
+  bufferBytes: Number(process.env.WEBMUX_BENCH_BUFFER_BYTES) || DEFAULT_BUFFER_BYTES,
   openApi: null,
   // bench/session-host.ts: the same server with its sessions in a session host (WEBMUX_BENCH_SESSION_HOST=1)
   ...(process.env.WEBMUX_BENCH_SESSION_HOST === "1" ? { sessionHost: true, stopSessionsOnExit: true } : {}),

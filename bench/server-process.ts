@@ -58,12 +58,16 @@ export type ServerProcessOptions = {
   cpuProfileDir?: string | null;
   /** run the sessions in a session host (bench/session-host.ts) */
   sessionHost?: boolean;
+  /** each session's ring (default: the server's default, DEFAULT_BUFFER_BYTES) */
+  bufferBytes?: number;
 };
 
 export async function startServerProcess(options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const execArgv = ["--expose-gc"];
   if (options.cpuProfileDir) execArgv.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`);
-  const env = options.sessionHost ? { ...process.env, WEBMUX_BENCH_SESSION_HOST: "1" } : process.env;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (options.sessionHost) env.WEBMUX_BENCH_SESSION_HOST = "1";
+  if (options.bufferBytes !== undefined) env.WEBMUX_BENCH_BUFFER_BYTES = String(options.bufferBytes);
   const child = fork(RUN_TS, [CHILD], { execArgv, env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const ready = await nextMessage(child, "ready", READY_TIMEOUT_MS).catch((err) => {

@@ -14,7 +14,7 @@
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import WebSocket from "ws";
-import { decodeServerFrame, encodeInput, ServerFrame, type PositionPayload } from "../server/contract/index.ts";
+import { decodeServerFrame, encodeClientMessage, encodeInput, ServerFrame, type PositionPayload } from "../server/contract/index.ts";
 import { untilClientHolds } from "./wait.ts";
 import { terminalStreamPath } from "../server/contract/terminal-query.ts";
 
@@ -141,6 +141,11 @@ export class TerminalClient {
 
   send(bytes: Uint8Array | string): void {
     this.ws.send(encodeInput(bytes));
+  }
+
+  /** Resize the session's grid (0x01 resize; the server takes it from the controller). */
+  resize(cols: number, rows: number): void {
+    this.ws.send(encodeClientMessage({ type: "resize", cols, rows }));
   }
 
   /** Resolves when `predicate` holds (checked after each message and on close); rejects at the deadline. */
