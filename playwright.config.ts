@@ -1,4 +1,9 @@
 import { defineConfig } from "@playwright/test";
+import { testRunMarker } from "./server/testing/leftover-hosts.ts";
+
+// Every server and session host of this run carries the marker (in the workers' environment too),
+// so the global teardown finds a host a test left behind.
+testRunMarker();
 
 /** Debian's chromium package: Playwright's own browser downloads cannot work here. */
 const CHROMIUM = "/usr/bin/chromium";
@@ -12,6 +17,7 @@ export default defineConfig({
   testDir: "e2e",
   outputDir: "test-results",
   globalSetup: "./e2e/global-setup.ts",
+  globalTeardown: "./e2e/global-teardown.ts",
   timeout: TEST_TIMEOUT_MS,
   expect: { timeout: EXPECT_TIMEOUT_MS },
   // Each test starts its own server and PTYs; two at a time keeps CI machines responsive.

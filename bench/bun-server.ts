@@ -29,7 +29,7 @@ export type BunServer = {
 export async function startBunServer(): Promise<BunServer | string> {
   if (!existsSync(BUN)) return `bun not installed (${BUN})`;
   const dataDir = mkdtempSync(join(tmpdir(), "webmux-bench-bun-"));
-  const child: ChildProcess = spawn(BUN, ["server/main.ts", "serve", "--port", "0", "--data-dir", dataDir, "--token", BENCH_TOKEN], {
+  const child: ChildProcess = spawn(BUN, ["server/main.ts", "serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", dataDir, "--token", BENCH_TOKEN], {
     cwd: REPO,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,6 +1,6 @@
 /**
- * Server restarted while a draft was `received`. Sessions live as long as the server process
- * (docs/design.md § What survives a restart): after a restart the session is gone ("This session
+ * Server restarted while a draft was `received`, its sessions in the server process
+ * (`--stop-sessions-on-exit`, the fixture's default; docs/design.md § What survives a restart): after a restart the session is gone ("This session
  * no longer exists"), so there is no later generation of it to deliver to. What the user must see: the draft the old run had
  * received is never sent again (not on reconnect, not after a reload), and no draft is left
  * waiting forever — the received one may have been written before the end, so it says so

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { test as base, expect } from "@playwright/test";
+import { expectNoSessionHostLeft } from "../server/testing/leftover-hosts.ts";
 import { fetchTrusting } from "./https-fetch.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -36,7 +37,8 @@ export type WebmuxServer = {
   api(path: string, init?: RequestInit): Promise<Response>;
   /**
    * Stops the server (SIGTERM, or SIGKILL with `crash`: no goodbyes) and starts it again on the
-   * same port, data dir and token. Its sessions do not survive: they live as long as the process.
+   * same port, data dir and token. Its sessions survive only with `sessionHost` (in the session
+   * host); otherwise they live as long as the process.
    */
   restart(options?: { crash?: boolean }): Promise<void>;
 };
@@ -44,6 +46,11 @@ export type WebmuxServer = {
 type Fixtures = {
   /** Extra `webmux serve` flags for a test file: `test.use({ serverArgs: [...] })`. */
   serverArgs: string[];
+  /**
+   * Run the sessions in the data dir's session host, so they outlive a restart (`webmux serve`'s
+   * default); off, the server gets `--stop-sessions-on-exit`. The host is stopped after the test.
+   */
+  sessionHost: boolean;
   server: WebmuxServer;
 };
 
@@ -141,6 +148,15 @@ async function withDeadline(promise: Promise<unknown>, ms: number): Promise<"don
   }
 }
 
+/** `webmux stop`: every session of the data dir ends, and its host. */
+async function stopSessionHost(dataDir: string): Promise<void> {
+  const child = spawn(process.execPath, [SERVER_BIN, "stop", "--data-dir", dataDir], { cwd: ROOT, stdio: "ignore" });
+  await new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
+}
+
 async function stopServer(running: Running): Promise<void> {
   if (hasExited(running.child)) return;
   running.child.kill("SIGTERM");
@@ -152,8 +168,9 @@ async function stopServer(running: Running): Promise<void> {
 
 export const test = base.extend<Fixtures>({
   serverArgs: [[], { option: true }],
+  sessionHost: [false, { option: true }],
 
-  server: async ({ serverArgs }, use, testInfo) => {
+  server: async ({ serverArgs, sessionHost }, use, testInfo) => {
     const dataDir = await mkdtemp(join(tmpdir(), "webmux-e2e-"));
     const token = randomBytes(16).toString("hex");
     // A server with its own certificate (`--tls-cert`) is asked over HTTPS trusting exactly that one.
@@ -164,6 +181,7 @@ export const test = base.extend<Fixtures>({
       "--host", "127.0.0.1",
       "--data-dir", dataDir,
       "--token", token,
+      ...(sessionHost ? [] : ["--stop-sessions-on-exit"]),
       ...serverArgs,
     ]);
     let running = serve("0");
@@ -192,6 +210,9 @@ export const test = base.extend<Fixtures>({
       if (problem !== null) throw new Error(problem);
     } finally {
       await stopServer(running);
+      if (sessionHost) await stopSessionHost(dataDir);
+      // Fails the test when a host of its data dir is left (leftover-hosts.ts), and ends that host.
+      await expectNoSessionHostLeft({ dataDirs: [dataDir] });
       if (testInfo.status !== testInfo.expectedStatus) {
         await testInfo.attach("server-stderr", { body: earlier + running.stderr(), contentType: "text/plain" });
       }

@@ -19,7 +19,7 @@ afterAll(() => {
 /** Start `bun server/main.ts serve --port 0` and read the port from its `listening on` line. */
 async function startUnderBun(): Promise<{ url: string; proc: ChildProcess; stderr: () => string }> {
   dataDir = mkdtempSync(join(tmpdir(), "webmux-bun-"));
-  const proc = spawn(BUN, ["server/main.ts", "serve", "--port", "0", "--data-dir", dataDir, "--token", TOKEN], {
+  const proc = spawn(BUN, ["server/main.ts", "serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", dataDir, "--token", TOKEN], {
     cwd: join(import.meta.dirname, ".."),
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -63,10 +63,11 @@ export type WebmuxOptions = {
   httpLimits?: Partial<HttpLimits>;
   /**
    * Run every session's program in the data dir's session host, so sessions outlive this server
-   * (`--session-host`; docs/design.md, What survives a restart). Default: in this process.
+   * (docs/design.md, What survives a restart). `webmux serve` asks for it unless given
+   * `--stop-sessions-on-exit`; here the default is this process (what the in-process test servers use).
    */
   sessionHost?: boolean;
-  /** With a session host: end every session when the server closes, as without one (`--stop-sessions-on-exit`). */
+  /** With a session host: end every session when the server closes, as without one. */
   stopSessionsOnExit?: boolean;
 };
 

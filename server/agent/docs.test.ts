@@ -43,7 +43,7 @@ beforeAll(async () => {
   // Its sessions get an empty HOME and bash as the login shell: the same on every machine.
   const home = mkdtempSync(join(tmpdir(), "webmux-docs-home-"));
   const dataDir = mkdtempSync(join(tmpdir(), "webmux-docs-data-"));
-  const server = runWebmux(["serve", "--port", "0", "--data-dir", dataDir, "--open-api", "--no-qr"], {
+  const server = runWebmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", dataDir, "--open-api", "--no-qr"], {
     env: { HOME: home, SHELL: "/bin/bash" },
   });
   base = await listeningUrl(server);

@@ -14,6 +14,7 @@ describe("the serve flags (README's table)", () => {
     ["--buffer-bytes", "WEBMUX_BUFFER_BYTES", "65536", { bufferBytes: 65536 }],
     ["--max-sessions", "WEBMUX_MAX_SESSIONS", "12", { maxSessions: 12 }],
     ["--open-api", "WEBMUX_OPEN_API", "1", { openApi: true }],
+    ["--stop-sessions-on-exit", "WEBMUX_STOP_SESSIONS_ON_EXIT", "1", { sessionHost: false, stopSessionsOnExit: true }],
   ];
 
   it("have their defaults", () => {
@@ -25,6 +26,9 @@ describe("the serve flags (README's table)", () => {
       bufferBytes: 4 * 1024 * 1024,
       maxSessions: 100,
       openApi: null,
+      // sessions outlive the server in the data dir's session host unless --stop-sessions-on-exit
+      sessionHost: true,
+      stopSessionsOnExit: false,
     });
     expect(() => parseServeConfig(["--max-sessions", "0"], {})).toThrow(UsageError);
     expect(parseServeConfig([], { XDG_STATE_HOME: "/x/state" }).dataDir).toBe("/x/state/webmux");
@@ -32,7 +36,7 @@ describe("the serve flags (README's table)", () => {
   });
 
   it.each(flags)("%s is read from the flag and from %s, and is in --help with its variable", (flag, variable, value, expected) => {
-    const argv = flag === "--open-api" ? [flag] : [flag, value];
+    const argv = flag === "--open-api" || flag === "--stop-sessions-on-exit" ? [flag] : [flag, value];
     expect(parseServeConfig(argv, {})).toMatchObject(expected);
     expect(parseServeConfig([], { [variable]: value })).toMatchObject(expected);
     const line = usage(SERVE_FLAGS).split("\n").find((l) => l.trimStart().startsWith(`${flag} `) || l.trim() === flag);

@@ -36,8 +36,11 @@ export const SERVE_FLAGS: FlagSpec[] = [
   { name: "no-qr", kind: "boolean", help: "do not show the login link as a QR code on a terminal" },
   { name: "open-api", kind: "boolean", help: "enable the Agent API (sets open_api.enabled)" },
   { name: "build-if-needed", kind: "boolean", help: "build the web client first if it is missing or stale" },
-  { name: "session-host", kind: "boolean", help: "run sessions in the session host of the data dir, so they outlive this server" },
-  { name: "stop-sessions-on-exit", kind: "boolean", help: "with --session-host: end every session when the server exits" },
+  {
+    name: "stop-sessions-on-exit",
+    kind: "boolean",
+    help: "run sessions in this process, so they end with it (default: in the data dir's session host, so they outlive it)",
+  },
   { name: "help", kind: "boolean", help: "show this help", short: "h", env: false },
 ];
 
@@ -92,6 +95,7 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
   const certFile = get("tls-cert") || undefined;
   const keyFile = get("tls-key") || undefined;
   if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError("--tls-cert and --tls-key go together: give both or neither");
+  const stopSessionsOnExit = asBool(flagOrEnv(parsed, "stop-sessions-on-exit", env)) ?? false;
   return {
     host,
     port,
@@ -107,8 +111,9 @@ export function parseServeConfig(argv: string[], env: NodeJS.ProcessEnv): ServeC
     qr: !(asBool(flagOrEnv(parsed, "no-qr", env)) ?? false),
     openApi: asBool(flagOrEnv(parsed, "open-api", env)),
     buildIfNeeded: asBool(flagOrEnv(parsed, "build-if-needed", env)) ?? false,
-    sessionHost: asBool(flagOrEnv(parsed, "session-host", env)) ?? false,
-    stopSessionsOnExit: asBool(flagOrEnv(parsed, "stop-sessions-on-exit", env)) ?? false,
+    // docs/design.md, What survives a restart: sessions live in the session host unless asked otherwise.
+    sessionHost: !stopSessionsOnExit,
+    stopSessionsOnExit,
     help: parsed.flags.get("help") === true,
   };
 }

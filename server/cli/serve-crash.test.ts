@@ -34,7 +34,7 @@ describe.each(["exception", "rejection"])("an uncaught %s in webmux serve", (kin
   it("is logged with its stack, ends every session (SIGHUP, then SIGKILL) and exits non-zero", async () => {
     const dir = mkdtempSync(join(tmpdir(), "webmux-crash-"));
     dirs.push(dir);
-    const run = runWebmux(["serve", "--port", "0", "--data-dir", join(dir, "data"), "--token", TOKEN, "--no-qr"], {
+    const run = runWebmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", join(dir, "data"), "--token", TOKEN, "--no-qr"], {
       runtime: [process.execPath, "--import", CRASH_PRELOAD, "bin/webmux.js"],
       env: { CRASH_KIND: kind },
     });

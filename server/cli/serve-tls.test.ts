@@ -38,7 +38,7 @@ function tempDir(): string {
 type Run = WebmuxRun;
 
 function webmux(args: string[], runtime: string[] = NODE_WEBMUX): Run {
-  return runWebmux(["serve", "--port", "0", "--data-dir", tempDir(), "--token", TOKEN, ...args], { runtime });
+  return runWebmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", tempDir(), "--token", TOKEN, ...args], { runtime });
 }
 
 const listening = (run: Run) => listeningUrl(run);
@@ -122,7 +122,7 @@ describe("the login QR code", () => {
 
   /** `webmux serve` on a real terminal; everything it draws, stdout and stderr together. */
   function onTerminal(args: string[]): { screen: () => string } {
-    const pty = spawnPty(process.execPath, ["bin/webmux.js", "serve", "--port", "0", "--data-dir", tempDir(), "--token", TOKEN, ...args], {
+    const pty = spawnPty(process.execPath, ["bin/webmux.js", "serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", tempDir(), "--token", TOKEN, ...args], {
       cwd: REPO_ROOT,
       cols: 120,
       rows: 60,

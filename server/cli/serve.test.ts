@@ -56,6 +56,7 @@ describe("webmux serve", () => {
       WEBMUX_SHELL: "/bin/sh",
       WEBMUX_BUFFER_BYTES: "65536",
       WEBMUX_OPEN_API: "1",
+      WEBMUX_STOP_SESSIONS_ON_EXIT: "1",
     });
     const url = await listeningUrl(run, /^listening on (http:\/\/127\.0\.0\.2:\d+)$/m);
     const headers = { authorization: "Bearer env-token-0123456789abcdef" };
@@ -78,7 +79,7 @@ describe("webmux serve", () => {
   });
 
   it("lets a flag win over its WEBMUX_* variable", async () => {
-    const run = webmux(["serve", "--port", "0", "--data-dir", tempDir(), "--token", "flag-token-0123456789abc"], {
+    const run = webmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", tempDir(), "--token", "flag-token-0123456789abc"], {
       WEBMUX_PORT: "1",
       WEBMUX_TOKEN: "env-token-0123456789abcdef",
     });
@@ -90,9 +91,9 @@ describe("webmux serve", () => {
     expect(await run.exit).toBe(0);
   });
 
-  it("ends its sessions' programs on SIGTERM and leaves valid JSON in the data dir", async () => {
+  it("with --stop-sessions-on-exit, ends its sessions' programs on SIGTERM and leaves valid JSON in the data dir", async () => {
     const dataDir = tempDir();
-    const run = webmux(["serve", "--port", "0", "--data-dir", dataDir, "--token", "shutdown-token-0123456789"]);
+    const run = webmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", dataDir, "--token", "shutdown-token-0123456789"]);
     const url = await listening(run);
     const headers = { authorization: "Bearer shutdown-token-0123456789", "content-type": "application/json" };
     await fetch(`${url}/api/settings`, { method: "PUT", headers, body: JSON.stringify({ open_api: { enabled: true } }) });
@@ -125,7 +126,7 @@ describe("webmux serve", () => {
     const parent = tempDir();
     const file = join(parent, "not-a-dir");
     writeFileSync(file, "x");
-    const run = webmux(["serve", "--port", "0", "--data-dir", file]);
+    const run = webmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", file]);
     expect(await run.exit).toBe(1);
     expect(run.err()).toMatch(/^webmux: cannot use data dir .*not-a-dir: (ENOTDIR|EEXIST)/);
     expect(readFileSync(file, "utf8")).toBe("x");
@@ -134,13 +135,13 @@ describe("webmux serve", () => {
       const locked = join(parent, "locked");
       mkdirSync(locked);
       chmodSync(locked, 0o500);
-      const run2 = webmux(["serve", "--port", "0", "--data-dir", locked]);
+      const run2 = webmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", locked]);
       expect(await run2.exit).toBe(1);
       expect(run2.err()).toMatch(/cannot use data dir/);
     }
     const corrupt = tempDir();
     writeFileSync(join(corrupt, "settings.json"), "{oops");
-    const run3 = webmux(["serve", "--port", "0", "--data-dir", corrupt, "--token", "corrupt-token-0123456789"]);
+    const run3 = webmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", corrupt, "--token", "corrupt-token-0123456789"]);
     expect(await run3.exit).toBe(1);
     expect(run3.err()).toMatch(/settings\.json is not valid JSON/);
     expect(readFileSync(join(corrupt, "settings.json"), "utf8")).toBe("{oops");

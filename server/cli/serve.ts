@@ -17,17 +17,22 @@ const CRASH_DEADLINE_MS = TERMINATE_GRACE_MS + 2_000;
 /**
  * The process-level last line of defence (docs/design.md, Hardening and limits): an exception or
  * rejection nothing caught is logged with its stack, every session's program is ended (SIGHUP,
- * then SIGKILL) so none is orphaned, and the process exits non-zero for a supervisor to restart
- * it. It is a backstop, not error handling: whatever reaches it is a bug to fix where it arose.
+ * then SIGKILL) so none is orphaned — unless the sessions run in the session host, where they keep
+ * running for the next server — and the process exits non-zero for a supervisor to restart it.
+ * It is a backstop, not error handling: whatever reaches it is a bug to fix where it arose.
  */
-function installLastLineOfDefence(server: Webmux): void {
+function installLastLineOfDefence(server: Webmux, keepsSessions: () => boolean, dataDir: string): void {
   let crashing = false;
   const crash = (what: string, err: unknown) => {
     process.stderr.write(`webmux: ${what}: ${err instanceof Error ? (err.stack ?? err.message) : inspect(err)}\n`);
     if (crashing) return;
     crashing = true;
     process.exitCode = CRASH_EXIT_CODE;
-    process.stderr.write("webmux: ending every session (SIGHUP, then SIGKILL) and exiting\n");
+    process.stderr.write(
+      keepsSessions()
+        ? `webmux: exiting; ${keptSessionsLine(runningSessions(server), dataDir)}\n`
+        : "webmux: ending every session (SIGHUP, then SIGKILL) and exiting\n",
+    );
     setTimeout(() => process.exit(CRASH_EXIT_CODE), CRASH_DEADLINE_MS);
     server.abort().finally(() => process.exit(CRASH_EXIT_CODE));
   };
@@ -35,11 +40,15 @@ function installLastLineOfDefence(server: Webmux): void {
   process.on("unhandledRejection", (reason) => crash("unhandled rejection", reason));
 }
 
+function runningSessions(server: Webmux): number {
+  return server.registry.list().filter((x) => x.status === "running").length;
+}
+
 /** What a server that leaves its sessions in the session host says on exit. */
 export function keptSessionsLine(kept: number, dataDir: string): string {
   if (kept === 0) return "no session keeps running";
   const what = kept === 1 ? "1 session keeps" : `${kept} sessions keep`;
-  return `${what} running in the session host; end them with: webmux stop --data-dir ${dataDir}`;
+  return `${what} running in the session host; end ${kept === 1 ? "it" : "them"} with: webmux stop --data-dir ${dataDir}`;
 }
 
 export async function serveCommand(argv: string[]): Promise<number> {
@@ -59,7 +68,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  installLastLineOfDefence(server);
+  const running = server;
+  // docs/design.md, What survives a restart: sessions in the host outlive this process, however it ends.
+  const keepsSessions = () => running.hostLink !== null && !running.hostLink.isLost && !config.stopSessionsOnExit;
+  installLastLineOfDefence(server, keepsSessions, config.dataDir);
   // Handlers first: whoever reads the listening line may send SIGTERM at once.
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
@@ -69,8 +81,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
         process.exit(130);
       }
       stopping = true;
-      const keeping = server.hostLink !== null && !config.stopSessionsOnExit;
-      const kept = keeping ? server.registry.list().filter((x) => x.status === "running").length : 0;
+      const keeping = keepsSessions();
+      const kept = keeping ? runningSessions(server) : 0;
       process.stderr.write(keeping ? `webmux: ${signal}, closing…\n` : `webmux: ${signal}, ending sessions…\n`);
       setTimeout(() => process.exit(1), FORCE_EXIT_WINDOW_MS * 2).unref();
       server.close().then(

@@ -211,6 +211,34 @@ describe("session host: who may connect", () => {
     server.close();
   });
 
+  it("`webmux host` keeps a running session after its server left, and exits by itself once that session ended", async () => {
+    const dir = dataDir();
+    const [file, ...args] = webmuxArgv();
+    const proc = spawn(file!, [...args, "host", "--data-dir", dir], { stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    proc.stderr!.on("data", (d) => (err += d));
+    const exit = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+    await waitFor(() => probeHost(hostPaths(dir)), { timeout: 20_000, message: "host listening" });
+    const trigger = join(dir, "end-now");
+    const command = ["sh", "-c", `while [ ! -e ${trigger} ]; do sleep 0.05; done`];
+    const server = await connectAs(dir);
+    await server.request("adopt");
+    await server.request("spawn", {
+      ref: 1,
+      generation: "test.1",
+      bufferBytes: 1024,
+      spawn: { command, cwd: dir, env: { PATH: process.env.PATH! }, cols: 80, rows: 24 },
+      meta: { id: "lastsess", command, cwd: dir, env: {}, createdAt: Date.now(), title: null, hybrid: false },
+    });
+    server.close();
+    await waitFor(() => err.includes(`server pid ${process.pid} disconnected`), { message: "the server's leaving logged" });
+    // A running program is worth keeping: the host stays for the next server.
+    expect(await probeHost(hostPaths(dir))).toEqual({ pid: proc.pid });
+    writeFileSync(trigger, "");
+    expect(await exit).toBe(0);
+    expect(err).toContain("exiting: the last session ended and no server is connected");
+  });
+
   it("the foreground `webmux host` ends on SIGTERM and ignores SIGHUP", async () => {
     const dir = dataDir();
     const [file, ...args] = webmuxArgv();

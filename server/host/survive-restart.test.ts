@@ -49,7 +49,7 @@ afterEach(async () => {
 type Runtime = "node" | "bun";
 
 async function serve(dir: string, port = "0", runtime: Runtime = "node"): Promise<{ run: WebmuxRun; url: string }> {
-  const run = runWebmux(["serve", "--session-host", "--port", port, "--data-dir", dir, "--token", TOKEN, "--no-qr", "--buffer-bytes", BUFFER_BYTES], {
+  const run = runWebmux(["serve", "--port", port, "--data-dir", dir, "--token", TOKEN, "--no-qr", "--buffer-bytes", BUFFER_BYTES], {
     runtime: runtime === "bun" ? BUN_WEBMUX : NODE_WEBMUX,
     isolated: true,
   });
@@ -260,7 +260,7 @@ describe("sessions in the session host", () => {
         meta: { id: "oldsess1", command: ["sleep", "1000"], cwd: "/", env: {}, createdAt: Date.now(), title: null, hybrid: false },
       }, new Uint8Array(0));
       const pid = (await hostSessionsOf(service))[0]!.run!.pid;
-      const run = runWebmux(["serve", "--session-host", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"]);
+      const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"]);
       expect(await run.exit).toBe(1);
       const lines = run.err().trim().split("\n");
       expect(lines).toHaveLength(1);

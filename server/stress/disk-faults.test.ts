@@ -28,7 +28,7 @@ function tinyFs(skip: (note: string) => void): TinyFs {
 /** `webmux serve` that is expected to refuse to start: its exit code and stderr. */
 async function serveRefuses(dataDir: string, extra: string[] = []): Promise<{ code: number; stderr: string }> {
   try {
-    await run(process.execPath, ["bin/webmux.js", "serve", "--port", "0", "--data-dir", dataDir, ...extra], { cwd: ROOT, timeout: 20_000 });
+    await run(process.execPath, ["bin/webmux.js", "serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", dataDir, ...extra], { cwd: ROOT, timeout: 20_000 });
     throw new Error("webmux serve started on a data dir it cannot use");
   } catch (err) {
     const e = err as { code?: number; stderr?: string };

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { TEST_RUN_VARIABLE, testRunMarker } from "./leftover-hosts.ts";
 import { waitFor } from "./wait.ts";
 
 export const REPO_ROOT = join(import.meta.dirname, "..", "..");
@@ -32,7 +33,9 @@ const running: ChildProcess[] = [];
 export function runWebmux(args: string[], options: WebmuxRunOptions = {}): WebmuxRun {
   const [file, ...prefix] = options.runtime ?? NODE_WEBMUX;
   const base = options.isolated ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("WEBMUX_"))) : process.env;
-  const proc = spawn(file!, [...prefix, ...args], { cwd: REPO_ROOT, env: { ...base, ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
+  // The run's marker survives isolation: a session host this process starts is found by it (leftover-hosts.ts).
+  const env = { ...base, [TEST_RUN_VARIABLE]: testRunMarker(), ...options.env };
+  const proc = spawn(file!, [...prefix, ...args], { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   running.push(proc);
   let out = "";
   let err = "";
@@ -78,7 +81,8 @@ export const LOAD_TEST_TOKEN = "load-test-token-0123456789";
 
 /**
  * `webmux serve --port 0 …` (under Node, or `bun server/main.ts serve …`) in its own process, so
- * it has a core (and an RSS) of its own, configured by its flags only. With `token: null` the server
+ * it has a core (and an RSS) of its own, configured by its flags only, its sessions in that process
+ * (`--stop-sessions-on-exit`: no session host outlives it). With `token: null` the server
  * generates (or reuses) the one kept in the data dir. Stopped by `stop()` (or `stopWebmuxProcesses`).
  */
 export async function startServerProcess(
@@ -88,7 +92,8 @@ export async function startServerProcess(
   runtime: "node" | "bun" = "node",
 ): Promise<ServerProcess> {
   const tokenArgs = token === null ? [] : ["--token", token];
-  const run = runWebmux(["serve", "--port", "0", "--data-dir", dataDir, ...tokenArgs, ...args], {
+  // Sessions in this process, as these load and fault tests measure them; they end with it.
+  const run = runWebmux(["serve", "--stop-sessions-on-exit", "--port", "0", "--data-dir", dataDir, ...tokenArgs, ...args], {
     runtime: runtime === "bun" ? BUN_WEBMUX : NODE_WEBMUX,
     isolated: true,
   });
