@@ -2,8 +2,10 @@
 import { resolve } from "node:path";
 import type { CreateSessionRequest, HybridEnd, SessionInfo } from "../contract/types.ts";
 import { WebmuxApi, type CreateHybridSessionRequest } from "./api-client.ts";
-import { parseArgs, UsageError, type FlagSpec } from "./args.ts";
-import { CLIENT_FLAGS, commandHelp, isLocalUrl, resolveClientOptions } from "./client-options.ts";
+import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
+import { CLIENT_FLAGS, CliError, commandHelp, DEFAULT_URL, isLocalUrl, normaliseUrl, resolveClientOptions } from "./client-options.ts";
+import { listHostSessions, NoHostError, type HostListedSession } from "./host-list.ts";
+import { defaultDataDir } from "./local-server.ts";
 import { localTerminalSize } from "./local-terminal.ts";
 
 /** Titles wider than this are cut in the table so a row stays on one line of a normal terminal. */
@@ -21,13 +23,47 @@ const NEW_FLAGS: FlagSpec[] = [
 export async function lsCommand(argv: string[]): Promise<number> {
   const parsed = parseArgs(argv, [...LS_FLAGS, ...CLIENT_FLAGS]);
   if (parsed.flags.get("help")) {
-    process.stdout.write(commandHelp("ls [--json]", "List the server's sessions.", LS_FLAGS));
+    process.stdout.write(commandHelp("ls [--json]", "List the server's sessions; with no server running, the sessions its session host keeps.", LS_FLAGS));
     return 0;
   }
   if (parsed.positionals.length) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
-  const sessions = await new WebmuxApi(resolveClientOptions(parsed, process.env)).listSessions();
+  let sessions: SessionInfo[];
+  try {
+    sessions = await new WebmuxApi(resolveClientOptions(parsed, process.env)).listSessions();
+  } catch (err) {
+    // No server answers here: the data dir's session host holds the sessions on its own.
+    const url = normaliseUrl(stringOf(flagOrEnv(parsed, "url", process.env)) ?? DEFAULT_URL);
+    if (!(err instanceof CliError) || !["SERVER_UNREACHABLE", "NO_TOKEN"].includes(err.code) || !isLocalUrl(url)) throw err;
+    const dataDir = resolve(stringOf(flagOrEnv(parsed, "data-dir", process.env)) ?? defaultDataDir(process.env));
+    let held: HostListedSession[];
+    try {
+      held = await listHostSessions(dataDir);
+    } catch (hostErr) {
+      if (hostErr instanceof NoHostError) throw err;
+      throw hostErr;
+    }
+    process.stderr.write(`webmux: no server answers at ${url}; the session host of ${dataDir} holds these (start \`webmux serve\` to use them)\n`);
+    process.stdout.write(parsed.flags.get("json") ? JSON.stringify(held, null, 2) + "\n" : formatHostTable(held, Date.now()));
+    return 0;
+  }
   process.stdout.write(parsed.flags.get("json") ? JSON.stringify(sessions, null, 2) + "\n" : formatSessionTable(sessions, Date.now()));
   return 0;
+}
+
+function stringOf(value: string | boolean | undefined): string | undefined {
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/** The host's sessions: ID, STATUS, PID, SIZE, AGE, TITLE (no clients: none can be connected without a server). */
+export function formatHostTable(sessions: HostListedSession[], now: number): string {
+  if (sessions.length === 0) return "no sessions in the session host\n";
+  const status = (s: HostListedSession) => (!s.run ? "not started" : s.run.status === "exited" ? `exited(${s.run.exitCode ?? "?"})` : "running");
+  const rows = [
+    ["ID", "STATUS", "PID", "SIZE", "AGE", "TITLE"],
+    ...sessions.map((s) => [s.id, status(s), String(s.run?.pid ?? "-"), `${s.cols}x${s.rows}`, formatAge(now - s.createdAt), cut(s.title ?? s.command.join(" "), MAX_TITLE_COLUMN)]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => Array.from(r[i]!).length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n") + "\n";
 }
 
 export async function newCommand(argv: string[]): Promise<number> {
