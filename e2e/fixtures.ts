@@ -40,7 +40,7 @@ export type WebmuxServer = {
    * same port, data dir and token. Its sessions survive only with `sessionHost` (in the session
    * host); otherwise they live as long as the process.
    */
-  restart(options?: { crash?: boolean }): Promise<void>;
+  restart(options?: { crash?: boolean; env?: Record<string, string> }): Promise<void>;
 };
 
 type Fixtures = {
@@ -51,16 +51,18 @@ type Fixtures = {
    * default); off, the server gets `--stop-sessions-on-exit`. The host is stopped after the test.
    */
   sessionHost: boolean;
+  /** Extra environment of the first `webmux serve` (a restart takes its own `env`). */
+  serverEnv: Record<string, string>;
   server: WebmuxServer;
 };
 
 type Running = { child: ChildProcess; stderr: () => string; exited: Promise<void> };
 
-function startServer(args: string[]): Running {
+function startServer(args: string[], extraEnv: Record<string, string> = {}): Running {
   const child = spawn(process.execPath, [SERVER_BIN, "serve", ...args], {
     cwd: ROOT,
     // Plain stderr for reports; Playwright's FORCE_COLOR would override NO_COLOR (with a warning).
-    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: undefined },
+    env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: undefined, ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
@@ -169,22 +171,23 @@ async function stopServer(running: Running): Promise<void> {
 export const test = base.extend<Fixtures>({
   serverArgs: [[], { option: true }],
   sessionHost: [false, { option: true }],
+  serverEnv: [{}, { option: true }],
 
-  server: async ({ serverArgs, sessionHost }, use, testInfo) => {
+  server: async ({ serverArgs, sessionHost, serverEnv }, use, testInfo) => {
     const dataDir = await mkdtemp(join(tmpdir(), "webmux-e2e-"));
     const token = randomBytes(16).toString("hex");
     // A server with its own certificate (`--tls-cert`) is asked over HTTPS trusting exactly that one.
     const certFile = serverArgs[serverArgs.indexOf("--tls-cert") + 1];
     const fetch = serverArgs.includes("--tls-cert") && certFile ? fetchTrusting(await readFile(certFile)) : globalThis.fetch;
-    const serve = (port: string) => startServer([
+    const serve = (port: string, env: Record<string, string>) => startServer([
       "--port", port,
       "--host", "127.0.0.1",
       "--data-dir", dataDir,
       "--token", token,
       ...(sessionHost ? [] : ["--stop-sessions-on-exit"]),
       ...serverArgs,
-    ]);
-    let running = serve("0");
+    ], env);
+    let running = serve("0", serverEnv);
     /** stderr of the runs before a restart */
     let earlier = "";
     try {
@@ -197,11 +200,11 @@ export const test = base.extend<Fixtures>({
           if (!headers.has("Authorization")) headers.set("Authorization", `Bearer ${token}`);
           return fetch(url + path, { ...init, headers });
         },
-        async restart({ crash = false } = {}) {
+        async restart({ crash = false, env = {} } = {}) {
           if (crash) running.child.kill("SIGKILL");
           await (crash ? running.exited : stopServer(running));
           earlier += running.stderr() + "\n[fixture] restarted\n";
-          running = serve(new URL(url).port);
+          running = serve(new URL(url).port, env);
           const again = await waitForListening(running);
           if (again !== url) throw new Error(`the restarted server listens on ${again}, not ${url}`);
         },

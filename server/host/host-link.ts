@@ -15,6 +15,14 @@ import { PeerRole } from "./protocol.ts";
 import { connectHost, type StartHostOptions } from "./spawn-host.ts";
 
 /** A session the host held when the server connected, with its ring's bytes. */
+
+/**
+ * Tests only (e2e/compose-host-restart.spec.ts): WEBMUX_TEST_HOLD_SUBMIT_ANSWERS=1 keeps every
+ * submission's `written` from its clients after the host wrote it, so a test can kill the server
+ * inside that window deterministically (docs/design.md, What survives a restart).
+ */
+const HOLD_SUBMIT_ANSWERS = process.env.WEBMUX_TEST_HOLD_SUBMIT_ANSWERS === "1";
+
 export type AdoptedRun = AdoptedSession & { bytes: Uint8Array; pty: PtyProcess | null };
 
 export type HostLinkEvents = {
@@ -90,6 +98,8 @@ class RemotePty implements PtyProcess {
   /** A submission's bytes with its record, in one frame: the host writes them at most once. */
   async submit(id: string, clientId: string, createdAt: number, bytes: Uint8Array): Promise<"written" | "partial"> {
     const { result } = await this.link.connection.request("submit", { ref: this.ref, id, clientId, createdAt }, bytes);
+    // The host wrote it; a server that dies now never tells its clients (what an e2e test makes happen).
+    if (HOLD_SUBMIT_ANSWERS) await new Promise<never>(() => {});
     return (result as { state: string }).state === "written" ? "written" : "partial";
   }
   resize(cols: number, rows: number): void {
