@@ -16,13 +16,13 @@
  * whose origin is the navigation's start, at xterm's first render after the whole screen (copy or
  * replay) was parsed.
  */
-import { chromium, type Browser, type BrowserContext, type Page } from "@playwright/test";
-import { accessSync, constants, readFileSync } from "node:fs";
-import config from "../playwright.config.ts";
+import type { Browser, BrowserContext, Page } from "@playwright/test";
+import { readFileSync } from "node:fs";
 import { buildClientIfNeeded } from "../server/cli/build-client.ts";
 import { CLIENT_DIST } from "../server/server.ts";
 import { DEFAULT_BUFFER_BYTES } from "../server/session/ring-buffer.ts";
 import { ensureCorpus } from "./corpus.ts";
+import { chromiumMissing, launchChromium } from "./chromium-launch.ts";
 import { hubModuleMissing } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
@@ -146,19 +146,14 @@ async function finishedRing(server: ServerProcess, id: string): Promise<{ end: n
 export async function benchPaintTime(ctx: BenchContext): Promise<BenchResult> {
   const missing = hubModuleMissing();
   if (missing) return { skipped: missing };
-  const launch = config.use?.launchOptions ?? {};
-  const executablePath = launch.executablePath ?? "/usr/bin/chromium";
-  try {
-    accessSync(executablePath, constants.X_OK);
-  } catch {
-    return { skipped: `${executablePath} is missing (apt-get install chromium)` };
-  }
+  const noChromium = chromiumMissing();
+  if (noChromium) return { skipped: noChromium };
   buildClientIfNeeded(CLIENT_DIST);
   const rounds = ctx.quick ? QUICK_ROUNDS : ROUNDS;
   const corpus = await ensureCorpus(DEFAULT_BUFFER_BYTES);
   const bigOutputBytes = bytesFitting(readFileSync(corpus.path), DEFAULT_BUFFER_BYTES - TAIL_PTY_BYTES - FULL_RING_SLACK_BYTES / 2);
   const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
-  const browser = await chromium.launch({ ...launch, executablePath });
+  const browser = await launchChromium();
   try {
     const tail = `printf '\\n${END_MARKER}\\n'; exec sleep 100000`;
     const big = await server.createSession({ command: ["/bin/bash", "--norc", "--noprofile", "-c", `head -c ${bigOutputBytes} "$0"; ${tail}`, corpus.path] });

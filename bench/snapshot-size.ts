@@ -13,16 +13,16 @@
  *
  * "First painted" is the client's mark (TerminalViewStats.firstPaintMs), as in paint-time.ts.
  */
-import { chromium, type Browser, type Page } from "@playwright/test";
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { Browser, Page } from "@playwright/test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import config from "../playwright.config.ts";
 import { buildClientIfNeeded } from "../server/cli/build-client.ts";
 import { CLIENT_DIST } from "../server/server.ts";
 import { PARSE_BUDGET_BYTES_PER_SEC } from "../server/session/headless-screen.ts";
 import { DEFAULT_BUFFER_BYTES } from "../server/session/ring-buffer.ts";
+import { chromiumMissing, launchChromium } from "./chromium-launch.ts";
 import { hubModuleMissing } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
@@ -276,19 +276,14 @@ async function resizeAndBack(server: ServerProcess, id: string, grid: { cols: nu
 export async function benchSnapshotSize(ctx: BenchContext): Promise<BenchResult> {
   const missing = hubModuleMissing();
   if (missing) return { skipped: missing };
-  const launch = config.use?.launchOptions ?? {};
-  const executablePath = launch.executablePath ?? "/usr/bin/chromium";
-  try {
-    accessSync(executablePath, constants.X_OK);
-  } catch {
-    return { skipped: `${executablePath} is missing (apt-get install chromium)` };
-  }
+  const noChromium = chromiumMissing();
+  if (noChromium) return { skipped: noChromium };
   buildClientIfNeeded(CLIENT_DIST);
   const rounds = ctx.quick ? QUICK_ROUNDS : ROUNDS;
   const dir = mkdtempSync(join(tmpdir(), "webmux-snapshot-size-"));
   const full = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
   const small = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir, bufferBytes: TRUNCATED_RING_BYTES });
-  const browser = await chromium.launch({ ...launch, executablePath });
+  const browser = await launchChromium();
   try {
     const grid = await pageGrid(browser, full);
     const output = mixedOutput(DEFAULT_BUFFER_BYTES - OUTPUT_SLACK_BYTES - TAIL_PTY_BYTES, grid.cols, grid.rows);

@@ -11,6 +11,7 @@ import type { SessionInfo } from "../contract/types.ts";
 import { waitFor } from "../testing/wait.ts";
 import { listeningUrl, runWebmux, stopWebmuxProcesses } from "../testing/webmux-process.ts";
 import { CRASH_EXIT_CODE } from "./serve.ts";
+import { processAlive } from "../testing/process-alive.ts";
 
 const TOKEN = "crash-test-token-0123456789";
 const CRASH_PRELOAD = join(import.meta.dirname, "..", "testing", "crash-on-signal.mjs");
@@ -20,15 +21,6 @@ afterEach(() => {
   stopWebmuxProcesses();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.each(["exception", "rejection"])("an uncaught %s in webmux serve", (kind) => {
   it("is logged with its stack, ends every session (SIGHUP, then SIGKILL) and exits non-zero", async () => {
@@ -57,6 +49,6 @@ describe.each(["exception", "rejection"])("an uncaught %s in webmux serve", (kin
     expect(run.err()).toMatch(new RegExp(`webmux: ${kind === "exception" ? "uncaught exception" : "unhandled rejection"}: Error: ${message}\\n\\s+at `));
     // The first got SIGHUP (and, going on regardless, SIGKILL); the second only the SIGKILL can end.
     expect(existsSync(hupLog) && readFileSync(hupLog, "utf8")).toContain("hup");
-    await waitFor(() => !alive(hearsHup.pid!) && !alive(ignoresHup.pid!), { message: "both programs ended" });
+    await waitFor(() => !processAlive(hearsHup.pid!) && !processAlive(ignoresHup.pid!), { message: "both programs ended" });
   });
 });

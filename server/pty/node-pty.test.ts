@@ -7,6 +7,7 @@ import { waitFor } from "../testing/wait.ts";
 import { PAUSED_EXIT_HOLD_MS, spawnNodePty } from "./node-pty.ts";
 import type { PtyExit, PtyProcess, PtySpawnOptions } from "./pty.ts";
 import { terminate } from "./terminate.ts";
+import { processAlive } from "../testing/process-alive.ts";
 
 const BASH = ["bash", "--norc", "--noprofile"];
 /** How long the consumer stays paused after the program is gone: 5x node-pty's 200 ms close timeout. */
@@ -181,7 +182,7 @@ describe("spawnNodePty", () => {
     const run = start([...BASH, "-c", `read; head -c ${tail} /dev/zero | tr '\\0' y; exit 4`]);
     run.pty.pause();
     run.pty.write("\n");
-    await waitFor(() => !processExists(run.pty.pid), { message: "program gone" });
+    await waitFor(() => !processAlive(run.pty.pid), { message: "program gone" });
     await new Promise((resolve) => setTimeout(resolve, PAUSED_AFTER_EXIT_MS)); // the scenario: a consumer that stays backed up
     expect(run.hasExited()).toBe(false);
 
@@ -252,11 +253,3 @@ describe("spawnNodePty", () => {
   });
 });
 
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

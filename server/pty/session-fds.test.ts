@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
 import { startServerProcess, type ServerProcess } from "../testing/webmux-process.ts";
 import { waitFor } from "../testing/wait.ts";
+import { processAlive } from "../testing/process-alive.ts";
 
 /** A shell whose master is only held by the server dies of the hang-up well within this. */
 const HANGUP_TIMEOUT_MS = 15_000;
@@ -13,16 +14,6 @@ const cleanups: (() => void)[] = [];
 afterAll(() => {
   for (const clean of cleanups.reverse()) clean();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    // A zombie (dead, not yet reaped by its parent) counts as gone.
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
-  } catch {
-    return false;
-  }
-}
 
 async function create(server: ServerProcess, command: string[]): Promise<SessionInfo> {
   const res = await fetch(`${server.url}/api/sessions`, {
@@ -78,7 +69,7 @@ describe.each(["node", "bun"] as const)("the processes of a session under %s", (
     const nohup = Number(/NOHUP=(\d+)/.exec(listing)![1]);
     const setsid = Number(/SETSID=(\d+)/.exec(listing)![1]);
     cleanups.push(() => {
-      for (const pid of [nohup, setsid]) if (alive(pid)) process.kill(pid, "SIGKILL");
+      for (const pid of [nohup, setsid]) if (processAlive(pid)) process.kill(pid, "SIGKILL");
     });
     const fds = [...listing.matchAll(/ (\d+) -> (.*?)\r?$/gm)].map((m) => [Number(m[1]), m[2]] as const);
     expect(fds.map(([fd]) => fd).sort((a, b) => a - b), listing).toEqual([0, 1, 2]);
@@ -87,11 +78,11 @@ describe.each(["node", "bun"] as const)("the processes of a session under %s", (
     server.proc.kill("SIGKILL");
     await server.exit;
     const shells = { first: first.pid!, second: second.pid!, third: third.pid! };
-    await waitFor(() => Object.values(shells).every((pid) => !alive(pid)), { timeout: HANGUP_TIMEOUT_MS, message: "every session's shell gone" }).catch((err: Error) => {
-      throw new Error(`${err.message}; alive: ${JSON.stringify(Object.entries(shells).filter(([, pid]) => alive(pid)).map(([name]) => name))}`);
+    await waitFor(() => Object.values(shells).every((pid) => !processAlive(pid)), { timeout: HANGUP_TIMEOUT_MS, message: "every session's shell gone" }).catch((err: Error) => {
+      throw new Error(`${err.message}; alive: ${JSON.stringify(Object.entries(shells).filter(([, pid]) => processAlive(pid)).map(([name]) => name))}`);
     });
     // What the user detached on purpose lives on, and so does its nohup'd job (it ignores the hang-up).
-    expect(alive(setsid)).toBe(true);
-    expect(alive(nohup)).toBe(true);
+    expect(processAlive(setsid)).toBe(true);
+    expect(processAlive(nohup)).toBe(true);
   }, 60_000);
 });

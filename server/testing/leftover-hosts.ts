@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { waitFor } from "./wait.ts";
+import { processAlive } from "./process-alive.ts";
 
 /** Names the test run a process belongs to; the kit's launchers pass it on. */
 export const TEST_RUN_VARIABLE = "WEBMUX_TEST_RUN";
@@ -53,15 +54,6 @@ export function sessionHostProcesses(filter: { run?: string; dataDirs?: string[]
   return found;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Fails when a host of the filter is still running after the grace in which a host whose server
  * left exits by itself; such a host is ended first (SIGTERM, then SIGKILL) so it outlives no test run.
@@ -74,8 +66,8 @@ export async function expectNoSessionHostLeft(filter: { run?: string; dataDirs?:
   );
   if (left.length === 0) return;
   for (const { pid } of left) process.kill(pid, "SIGTERM");
-  await waitFor(() => left.every(({ pid }) => !alive(pid)) || undefined, { timeout: TERM_GRACE_MS, interval: 100 }).catch(() => {
-    for (const { pid } of left) if (alive(pid)) process.kill(pid, "SIGKILL");
+  await waitFor(() => left.every(({ pid }) => !processAlive(pid)) || undefined, { timeout: TERM_GRACE_MS, interval: 100 }).catch(() => {
+    for (const { pid } of left) if (processAlive(pid)) process.kill(pid, "SIGKILL");
   });
   const which = left.map(({ pid, dataDir }) => `pid ${pid} of ${dataDir}`).join(", ");
   throw new Error(
