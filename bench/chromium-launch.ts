@@ -2,6 +2,9 @@
 import { chromium, type Browser } from "@playwright/test";
 import { accessSync, constants } from "node:fs";
 import config from "../playwright.config.ts";
+import { buildClientIfNeeded } from "../server/cli/build-client.ts";
+import { CLIENT_DIST } from "../server/server.ts";
+import { hubModuleMissing } from "./hub-probe.ts";
 
 const launchOptions = config.use?.launchOptions ?? {};
 const executablePath = launchOptions.executablePath ?? "/usr/bin/chromium";
@@ -14,6 +17,14 @@ export function chromiumMissing(): string | null {
   } catch {
     return `${executablePath} is missing (apt-get install chromium)`;
   }
+}
+
+/** Why a bench that paints the app in Chromium cannot run, or null once the client is built for it. */
+export function browserBenchMissing(): string | null {
+  const missing = hubModuleMissing() ?? chromiumMissing();
+  if (missing) return missing;
+  buildClientIfNeeded(CLIENT_DIST);
+  return null;
 }
 
 export function launchChromium(): Promise<Browser> {

@@ -18,12 +18,9 @@
  */
 import type { Browser, BrowserContext, Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
-import { buildClientIfNeeded } from "../server/cli/build-client.ts";
-import { CLIENT_DIST } from "../server/server.ts";
 import { DEFAULT_BUFFER_BYTES } from "../server/session/ring-buffer.ts";
 import { ensureCorpus } from "./corpus.ts";
-import { chromiumMissing, launchChromium } from "./chromium-launch.ts";
-import { hubModuleMissing } from "./hub-probe.ts";
+import { browserBenchMissing, launchChromium } from "./chromium-launch.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { median, round } from "./stats.ts";
@@ -144,11 +141,8 @@ async function finishedRing(server: ServerProcess, id: string): Promise<{ end: n
 }
 
 export async function benchPaintTime(ctx: BenchContext): Promise<BenchResult> {
-  const missing = hubModuleMissing();
+  const missing = browserBenchMissing();
   if (missing) return { skipped: missing };
-  const noChromium = chromiumMissing();
-  if (noChromium) return { skipped: noChromium };
-  buildClientIfNeeded(CLIENT_DIST);
   const rounds = ctx.quick ? QUICK_ROUNDS : ROUNDS;
   const corpus = await ensureCorpus(DEFAULT_BUFFER_BYTES);
   const bigOutputBytes = bytesFitting(readFileSync(corpus.path), DEFAULT_BUFFER_BYTES - TAIL_PTY_BYTES - FULL_RING_SLACK_BYTES / 2);

@@ -18,12 +18,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { buildClientIfNeeded } from "../server/cli/build-client.ts";
-import { CLIENT_DIST } from "../server/server.ts";
 import { PARSE_BUDGET_BYTES_PER_SEC } from "../server/session/headless-screen.ts";
 import { DEFAULT_BUFFER_BYTES } from "../server/session/ring-buffer.ts";
-import { chromiumMissing, launchChromium } from "./chromium-launch.ts";
-import { hubModuleMissing } from "./hub-probe.ts";
+import { browserBenchMissing, launchChromium } from "./chromium-launch.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { median, MIB, pairedRatio, round } from "./stats.ts";
@@ -274,11 +271,8 @@ async function resizeAndBack(server: ServerProcess, id: string, grid: { cols: nu
 }
 
 export async function benchSnapshotSize(ctx: BenchContext): Promise<BenchResult> {
-  const missing = hubModuleMissing();
+  const missing = browserBenchMissing();
   if (missing) return { skipped: missing };
-  const noChromium = chromiumMissing();
-  if (noChromium) return { skipped: noChromium };
-  buildClientIfNeeded(CLIENT_DIST);
   const rounds = ctx.quick ? QUICK_ROUNDS : ROUNDS;
   const dir = mkdtempSync(join(tmpdir(), "webmux-snapshot-size-"));
   const full = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });

@@ -1,21 +1,15 @@
 /**
  * `webmux ls` without a server: ask the data dir's session host directly (docs/design.md, What
  * survives a restart). A one-shot COMMAND peer — it never keeps the host alive — that speaks only
- * the host protocol's pure codec (server/host/protocol.ts), so the CLI's remote commands load none
- * of the host's code.
+ * the host protocol's pure codec (server/host/protocol.ts) and finds the host through its data-dir
+ * layout (server/host/host-dir.ts), so the CLI's remote commands load none of the host's running code.
  */
-import { openSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
-import { join } from "node:path";
+import { hostPaths, readSecret, socketAddress } from "../host/host-dir.ts";
 import { decodeHostFrame, encodeHostFrame, HOST_PROTOCOL, HostFrameReader, MAX_HOST_FRAME_BYTES, PeerRole, type HostMessage } from "../host/protocol.ts";
 
 /** The host answers the hello and `list` in milliseconds; one that takes longer is hung. */
 const HOST_ANSWER_TIMEOUT_MS = 5_000;
-/** Linux's sun_path holds 108 bytes with the terminating NUL. */
-const MAX_SOCKET_PATH_BYTES = 107;
-/** The socket and secret inside the data dir, as the host makes them (server/host/host-dir.ts). */
-const SOCKET_FILE = join("host", "host.sock");
-const SECRET_FILE = join("host", "host.secret");
 
 /** One session as the host lists it (the fields `ls` shows). */
 export type HostListedSession = {
@@ -32,31 +26,13 @@ export type HostListedSession = {
 /** No host answers for the data dir (none runs, or its secret is not ours to read). */
 export class NoHostError extends Error {}
 
-function readSecret(dataDir: string): string | null {
-  const path = join(dataDir, SECRET_FILE);
-  try {
-    const st = statSync(path);
-    // A secret others can read is not the host's (it writes it 0600).
-    if ((st.mode & 0o077) !== 0 || (process.getuid && st.uid !== process.getuid())) return null;
-    return readFileSync(path, "utf8").trim() || null;
-  } catch {
-    return null;
-  }
-}
-
-/** The socket's path, or the same file through its directory's descriptor when too long for a Unix socket. */
-function socketAddress(dataDir: string): string {
-  const path = join(dataDir, SOCKET_FILE);
-  if (Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES) return path;
-  return `/proc/self/fd/${openSync(join(dataDir, "host"), "r")}/host.sock`;
-}
-
 /** The sessions the data dir's host holds. */
 export function listHostSessions(dataDir: string): Promise<HostListedSession[]> {
-  const secret = readSecret(dataDir);
+  const paths = hostPaths(dataDir);
+  const secret = readSecret(paths);
   if (secret === null) return Promise.reject(new NoHostError(`no session host runs for ${dataDir}`));
   return new Promise((resolve, reject) => {
-    const socket = connect(socketAddress(dataDir));
+    const socket = connect(socketAddress(paths.socket));
     const reader = new HostFrameReader();
     const send = (message: HostMessage) => socket.write(encodeHostFrame(message));
     let settled = false;

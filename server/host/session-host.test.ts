@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -30,6 +30,16 @@ async function connectAs(dir: string, role: PeerRole = PeerRole.SERVER, protocol
 }
 
 /** The session id and process group of a process (fields 5 and 6 of /proc/PID/stat). */
+/** `webmux host` run in the foreground for `dir`, its stderr collected. */
+function foregroundHost(dir: string): { proc: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
+  const [file, ...args] = webmuxArgv();
+  const proc = spawn(file!, [...args, "host", "--data-dir", dir], { stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  proc.stderr!.on("data", (d) => (err += d));
+  const exit = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+  return { proc, stderr: () => err, exit };
+}
+
 function sessionOf(pid: number): { pgid: number; sid: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -213,11 +223,7 @@ describe("session host: who may connect", () => {
 
   it("`webmux host` keeps a running session after its server left, and exits by itself once that session ended", async () => {
     const dir = dataDir();
-    const [file, ...args] = webmuxArgv();
-    const proc = spawn(file!, [...args, "host", "--data-dir", dir], { stdio: ["ignore", "ignore", "pipe"] });
-    let err = "";
-    proc.stderr!.on("data", (d) => (err += d));
-    const exit = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+    const { proc, stderr, exit } = foregroundHost(dir);
     await waitFor(() => probeHost(hostPaths(dir)), { timeout: 20_000, message: "host listening" });
     const trigger = join(dir, "end-now");
     const command = ["sh", "-c", `while [ ! -e ${trigger} ]; do sleep 0.05; done`];
@@ -231,28 +237,24 @@ describe("session host: who may connect", () => {
       meta: { id: "lastsess", command, cwd: dir, env: {}, createdAt: Date.now(), title: null, hybrid: false },
     });
     server.close();
-    await waitFor(() => err.includes(`server pid ${process.pid} disconnected`), { message: "the server's leaving logged" });
+    await waitFor(() => stderr().includes(`server pid ${process.pid} disconnected`), { message: "the server's leaving logged" });
     // A running program is worth keeping: the host stays for the next server.
     expect(await probeHost(hostPaths(dir))).toEqual({ pid: proc.pid });
     writeFileSync(trigger, "");
     expect(await exit).toBe(0);
-    expect(err).toContain("exiting: the last session ended and no server is connected");
+    expect(stderr()).toContain("exiting: the last session ended and no server is connected");
   });
 
   it("the foreground `webmux host` ends on SIGTERM and ignores SIGHUP", async () => {
     const dir = dataDir();
-    const [file, ...args] = webmuxArgv();
-    const proc = spawn(file!, [...args, "host", "--data-dir", dir], { stdio: ["ignore", "ignore", "pipe"] });
-    let err = "";
-    proc.stderr!.on("data", (d) => (err += d));
-    const exit = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)));
+    const { proc, stderr, exit } = foregroundHost(dir);
     const probe = await waitFor(() => probeHost(hostPaths(dir)), { timeout: 20_000, message: "host listening" });
     expect(probe.pid).toBe(proc.pid);
     proc.kill("SIGHUP");
-    await waitFor(() => err.includes("SIGHUP ignored"), { message: "SIGHUP logged" });
+    await waitFor(() => stderr().includes("SIGHUP ignored"), { message: "SIGHUP logged" });
     expect(await probeHost(hostPaths(dir))).toEqual({ pid: proc.pid });
     proc.kill("SIGTERM");
     expect(await exit).toBe(0);
-    expect(err).toContain("stopping: SIGTERM");
+    expect(stderr()).toContain("stopping: SIGTERM");
   });
 });

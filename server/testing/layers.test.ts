@@ -64,11 +64,11 @@ describe("layers", () => {
     expect(forbiddenEdges(productFiles.filter(under("vt")), (to) => under("vt")(to) || under("contract")(to))).toEqual([]);
   });
 
-  it("the CLI's remote commands reach only the contract, the shared VT code, the CLI, the token file and the host protocol's pure codec", () => {
+  it("the CLI's remote commands reach only the contract, the shared VT code, the CLI, the token file, the host protocol's pure codec and the host's data-dir layout", () => {
     const roots = ["cli/attach-command.ts", "cli/move-command.ts", "cli/session-commands.ts", "cli/token-command.ts"];
     for (const root of roots) expect(graph.has(root), root).toBe(true);
     const reached = reach(roots).filter((file) => !isPackage(file));
-    const allowed = (file: string) => ["cli", "contract", "vt"].some((folder) => under(folder)(file)) || file === "store/global-token.ts" || file === "store/json-file.ts" || file === "host/protocol.ts";
+    const allowed = (file: string) => ["cli", "contract", "vt"].some((folder) => under(folder)(file)) || file === "store/global-token.ts" || file === "store/json-file.ts" || file === "host/protocol.ts" || file === "host/host-dir.ts";
     expect(reached.filter((file) => !allowed(file))).toEqual([]);
     // …and of the CLI only its client side, never the serve side that loads the server.
     expect(reached.filter((file) => /^cli\/(serve|host-command|build-client)/.test(file))).toEqual([]);
