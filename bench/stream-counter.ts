@@ -7,8 +7,8 @@
  * kept whole and decoded with the contract's codec, so the resume point (generation, offset)
  * follows the attach order the way bench/terminal-client.ts does.
  */
-import { performance } from "node:perf_hooks";
-import { decodeServerFrame, ServerFrame, type PositionPayload } from "../server/contract/index.ts";
+import { decodeServerFrame, ServerFrame } from "../server/contract/index.ts";
+import { StreamTally } from "./stream-tally.ts";
 import { WsFrameParser, WsOpcode, WsProtocolError } from "./ws-frame-parser.ts";
 
 /** Output bytes kept from the end of the stream: an end marker is a few dozen. */
@@ -22,29 +22,8 @@ export const CLOSE_NO_STATUS = 1005;
 const Sink = { OPCODE: 0, OUTPUT: 1, SNAPSHOT: 2, KEEP: 3, IGNORE: 4 } as const;
 type Sink = (typeof Sink)[keyof typeof Sink];
 
-export class StreamCounter {
-  position: PositionPayload | null = null;
-  /** The resume point: bytes of this generation the client has (snapshot or output) up to. */
-  offset = 0;
-  /** 0x00 payload bytes since the position frame */
-  outputBytes = 0;
-  /** 0x00 frames since the position frame */
-  outputFrames = 0;
-  /** every WebSocket message's length (opcode byte + payload) */
-  messageBytes = 0;
-  snapshots = 0;
+export class StreamCounter extends StreamTally {
   snapshotBytes = 0;
-  /** 0x02 frames since the position frame */
-  statusFrames = 0;
-  exitCode: number | null = null;
-  /** the server's close code, once its close frame (or the end of the connection) arrived */
-  closeCode: number | null = null;
-  /** performance.now() of the last 0x00 payload bytes */
-  lastOutputAt = 0;
-  /** performance.now() of the exit frame */
-  exitAt = 0;
-  /** why frames were refused (protocol errors, undecodable JSON, unknown opcodes) */
-  readonly invalidFrames: string[] = [];
   private readonly parser = new WsFrameParser({
     messageStart: (opcode) => this.startMessage(opcode),
     messageData: (bytes) => this.messageData(bytes),
@@ -57,17 +36,6 @@ export class StreamCounter {
   private keptBytes = 0;
   private readonly tail = new Uint8Array(OUTPUT_TAIL_BYTES);
   private tailLength = 0;
-
-  /** `requestedOffset`: the offset asked for on connect, which an `append` position continues from. */
-  constructor(private requestedOffset: number | null = null) {}
-
-  get generation(): string | null {
-    return this.position?.generation ?? null;
-  }
-
-  get closed(): boolean {
-    return this.closeCode !== null;
-  }
 
   /** The last `length` (≤ OUTPUT_TAIL_BYTES) output bytes received, as latin1 text. */
   outputTail(length: number): string {
@@ -115,9 +83,7 @@ export class StreamCounter {
     }
     switch (this.sink) {
       case Sink.OUTPUT:
-        this.outputBytes += bytes.length;
-        this.offset += bytes.length;
-        this.lastOutputAt = performance.now();
+        this.countOutput(bytes.length);
         this.keepTail(bytes);
         break;
       case Sink.SNAPSHOT:
@@ -168,29 +134,7 @@ export class StreamCounter {
     const data = this.kept.length === 1 ? this.kept[0]! : Buffer.concat(this.kept);
     this.kept = [];
     this.keptBytes = 0;
-    const message = decodeServerFrame(data);
-    switch (message.type) {
-      case "position":
-        this.position = message.position;
-        this.outputBytes = 0;
-        this.outputFrames = 0;
-        this.statusFrames = 0;
-        this.offset = message.position.mode === "append" && this.requestedOffset !== null ? this.requestedOffset : message.position.end;
-        this.requestedOffset = null;
-        break;
-      case "status":
-        this.statusFrames++;
-        break;
-      case "exit":
-        this.exitCode = message.exitCode;
-        this.exitAt = performance.now();
-        break;
-      case "invalid":
-        this.invalidFrames.push(message.detail);
-        break;
-      default:
-        break;
-    }
+    this.countMessage(decodeServerFrame(data));
   }
 
   private controlFrame(opcode: number, payload: Uint8Array): void {

@@ -12,9 +12,9 @@
  * two payloads (to check an end marker); it copies nothing.
  */
 import type { Socket } from "node:net";
-import { performance } from "node:perf_hooks";
 import WebSocket from "ws";
-import { decodeServerFrame, encodeClientMessage, encodeInput, ServerFrame, type PositionPayload } from "../server/contract/index.ts";
+import { decodeServerFrame, encodeClientMessage, encodeInput, ServerFrame } from "../server/contract/index.ts";
+import { StreamTally } from "./stream-tally.ts";
 import { untilClientHolds } from "./wait.ts";
 import { terminalStreamPath } from "../server/contract/terminal-query.ts";
 
@@ -40,39 +40,19 @@ export type ConnectOptions = {
   compress?: boolean;
 };
 
-export class TerminalClient {
-  position: PositionPayload | null = null;
-  /** The resume point: bytes of this generation the client has (snapshot or output) up to. */
-  offset = 0;
-  /** 0x00 payload bytes since the position frame */
-  outputBytes = 0;
-  /** every WebSocket message's length (opcode byte + payload) */
-  messageBytes = 0;
-  snapshots = 0;
-  /** 0x02 frames since the position frame (one ends the attach sequence) */
-  statusFrames = 0;
-  exitCode: number | null = null;
-  closeCode: number | null = null;
-  /** performance.now() of the last 0x00 frame */
-  lastOutputAt = 0;
-  /** performance.now() of the exit frame */
-  exitAt = 0;
-  /** 0x00 frames since the position frame */
-  outputFrames = 0;
+export class TerminalClient extends StreamTally {
   /** the payloads of the last two 0x00 frames (references, not copies), for end-marker checks */
   private lastOutput: Uint8Array | null = null;
   private previousOutput: Uint8Array | null = null;
-  readonly invalidFrames: string[] = [];
   private readonly outputListeners = new Set<(data: Uint8Array) => void>();
   private readonly waiters = new Set<() => void>();
   private tcp: Socket | null = null;
-  private requestedOffset: number | null;
 
   private constructor(
     private readonly ws: WebSocket,
     options: ConnectOptions,
   ) {
-    this.requestedOffset = options.generation !== undefined && options.offset !== undefined ? options.offset : null;
+    super(options.generation !== undefined && options.offset !== undefined ? options.offset : null);
     ws.on("upgrade", (res) => (this.tcp = res.socket));
     ws.on("message", (data: Buffer) => this.handle(data));
     ws.on("close", (code) => {
@@ -126,14 +106,6 @@ export class TerminalClient {
     return joined.subarray(Math.max(0, joined.length - length)).toString("latin1");
   }
 
-  get generation(): string | null {
-    return this.position?.generation ?? null;
-  }
-
-  get closed(): boolean {
-    return this.closeCode !== null;
-  }
-
   onOutput(listener: (data: Uint8Array) => void): () => void {
     this.outputListeners.add(listener);
     return () => this.outputListeners.delete(listener);
@@ -174,43 +146,15 @@ export class TerminalClient {
     if (data.length > 0 && data[0] === ServerFrame.OUTPUT) {
       // The hot path: count and stamp, nothing else (decodeServerFrame would give the same view).
       const payload = data.subarray(1);
-      this.outputBytes += payload.length;
-      this.offset += payload.length;
+      this.countOutput(payload.length);
       this.outputFrames++;
-      this.lastOutputAt = performance.now();
       this.previousOutput = this.lastOutput;
       this.lastOutput = payload;
       for (const listener of this.outputListeners) listener(payload);
       this.notify();
       return;
     }
-    const message = decodeServerFrame(data);
-    switch (message.type) {
-      case "position":
-        this.position = message.position;
-        this.outputBytes = 0;
-        this.outputFrames = 0;
-        this.statusFrames = 0;
-        this.offset =
-          message.position.mode === "append" && this.requestedOffset !== null ? this.requestedOffset : message.position.end;
-        this.requestedOffset = null;
-        break;
-      case "snapshot":
-        this.snapshots++;
-        break;
-      case "status":
-        this.statusFrames++;
-        break;
-      case "exit":
-        this.exitCode = message.exitCode;
-        this.exitAt = performance.now();
-        break;
-      case "invalid":
-        this.invalidFrames.push(message.detail);
-        break;
-      default:
-        break;
-    }
+    this.countMessage(decodeServerFrame(data));
     this.notify();
   }
 
