@@ -7,22 +7,15 @@
  * frame's code is recorded (4408: fell too far behind) and echoed. No permessage-deflate: the
  * compression benchmark uses bench/terminal-client.ts, which is built on `ws`.
  */
-import { randomFillSync } from "node:crypto";
-import { connect as connectTcp, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { encodeInput } from "../server/contract/index.ts";
 import { CLOSE_NO_STATUS, StreamCounter } from "./stream-counter.ts";
 import { CONNECT_TIMEOUT_MS, type ConnectOptions } from "./terminal-client.ts";
-import { encodeClientFrame, WsOpcode } from "./ws-frame-parser.ts";
+import { RawWsSocket } from "./raw-ws-socket.ts";
+import { WsOpcode } from "./ws-frame-parser.ts";
 import { untilClientHolds } from "./wait.ts";
-import { UpgradeHandshake } from "./ws-handshake.ts";
 import { terminalStreamPath } from "../server/contract/terminal-query.ts";
 
-/**
- * One read buffer per connection, reused for every read (node:net's `onread`), as a C reader
- * would: reading allocates nothing, so the readers add no garbage collection to the figure.
- * 64 KiB is what node:net reads at a time anyway.
- */
-const READ_BUFFER_BYTES = 64 * 1024;
 /** A server that does not answer our close frame within this is dropped. */
 const CLOSE_TIMEOUT_MS = 5_000;
 /** Close codes of RFC 6455 §7.4.1. */
@@ -33,55 +26,40 @@ const CLOSE_ABNORMAL = 1006;
 export type FrameCounterOptions = Omit<ConnectOptions, "compress">;
 
 export class FrameCounter extends StreamCounter {
-  private handshake: UpgradeHandshake | null = new UpgradeHandshake();
-  private settleHandshake!: (err: Error | null) => void;
-  private readonly handshakeDone = new Promise<void>((resolve, reject) => {
-    this.settleHandshake = (err) => (err ? reject(err) : resolve());
-  });
   private closeSent = false;
   private readonly waiters = new Set<() => void>();
-  private readonly ended: Promise<void>;
+  private readonly connection: RawWsSocket;
 
-  private constructor(private readonly tcp: Socket, options: FrameCounterOptions) {
+  private constructor(options: FrameCounterOptions) {
     super(options.generation !== undefined && options.offset !== undefined ? options.offset : null);
-    this.ended = new Promise((resolve) => tcp.once("close", () => resolve()));
-    tcp.on("error", (err) => this.lost(err));
-    tcp.on("close", () => this.lost(new Error("connection closed during the WebSocket handshake")));
+    const url = new URL(options.url);
+    if (url.protocol !== "http:") throw new Error(`FrameCounter speaks plain ws:// only, not ${url.protocol}`);
+    const resume = options.generation !== undefined && options.offset !== undefined ? { generation: options.generation, offset: options.offset } : null;
+    this.connection = new RawWsSocket({
+      url,
+      path: `${url.pathname.replace(/\/$/, "")}${terminalStreamPath(options.sessionId, { client: options.client || undefined, resume })}`,
+      headers: { Authorization: `Bearer ${options.token}` },
+      read: (chunk) => this.read(chunk),
+      // The TCP connection failed or ended: an open stream counts as closed (1006).
+      lost: () => this.recordClose(CLOSE_ABNORMAL),
+    });
+  }
+
+  private get tcp(): Socket {
+    return this.connection.tcp;
   }
 
   /** Resolves once the server's position frame arrived (the stream has begun). */
   static async connect(options: FrameCounterOptions): Promise<FrameCounter> {
-    const url = new URL(options.url);
-    if (url.protocol !== "http:") throw new Error(`FrameCounter speaks plain ws:// only, not ${url.protocol}`);
-    const resume = options.generation !== undefined && options.offset !== undefined ? { generation: options.generation, offset: options.offset } : null;
-    let client: FrameCounter | null = null;
-    const tcp = connectTcp({
-      host: url.hostname.replace(/^\[|\]$/g, ""),
-      port: Number(url.port || 80),
-      // Only views of this buffer reach the parser, valid until the callback returns.
-      onread: {
-        buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
-        callback: (bytes, buffer) => {
-          client!.read(buffer.subarray(0, bytes));
-          return true;
-        },
-      },
-    });
-    tcp.setNoDelay(true);
-    client = new FrameCounter(tcp, options);
-    const path = `${url.pathname.replace(/\/$/, "")}${terminalStreamPath(options.sessionId, { client: options.client || undefined, resume })}`;
-    tcp.write(client.handshake!.request(path, url.host, { Authorization: `Bearer ${options.token}` }));
-    const deadline = setTimeout(() => tcp.destroy(new Error(`no position frame within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+    const client = new FrameCounter(options);
+    await client.connection.open(CONNECT_TIMEOUT_MS, "WebSocket upgrade");
     try {
-      await client.handshakeDone;
       await client.until(() => client.position !== null, CONNECT_TIMEOUT_MS, "position frame");
-      return client;
     } catch (err) {
-      tcp.destroy();
+      client.tcp.destroy();
       throw err;
-    } finally {
-      clearTimeout(deadline);
     }
+    return client;
   }
 
   /** TCP bytes read on this connection so far (HTTP 101 answer, frame headers and payloads). */
@@ -109,14 +87,14 @@ export class FrameCounter extends StreamCounter {
     if (this.tcp.closed) return;
     this.sendClose(CLOSE_NORMAL);
     const timer = setTimeout(() => this.tcp.destroy(), CLOSE_TIMEOUT_MS);
-    await this.ended;
+    await this.connection.ended;
     clearTimeout(timer);
   }
 
   /** Drop the connection without a close handshake. */
   async terminate(): Promise<void> {
     this.tcp.destroy();
-    await this.ended;
+    await this.connection.ended;
   }
 
   protected override pinged(payload: Uint8Array): void {
@@ -136,20 +114,6 @@ export class FrameCounter extends StreamCounter {
   }
 
   private read(chunk: Uint8Array): void {
-    if (this.handshake) {
-      let rest: Uint8Array | null;
-      try {
-        rest = this.handshake.feed(chunk);
-      } catch (err) {
-        this.settleHandshake(err as Error);
-        this.tcp.destroy();
-        return;
-      }
-      if (rest === null) return;
-      this.handshake = null;
-      this.settleHandshake(null);
-      chunk = rest;
-    }
     if (!this.push(chunk)) {
       this.sendClose(CLOSE_PROTOCOL_ERROR);
       this.recordClose(CLOSE_PROTOCOL_ERROR);
@@ -165,16 +129,7 @@ export class FrameCounter extends StreamCounter {
   }
 
   private write(opcode: number, payload: Uint8Array): void {
-    this.tcp.write(encodeClientFrame(opcode, payload, randomFillSync(new Uint8Array(4))));
-  }
-
-  /** The TCP connection failed or ended: a handshake in progress fails, an open stream counts as closed (1006). */
-  private lost(err: Error): void {
-    if (this.handshake) {
-      this.handshake = null;
-      this.settleHandshake(err);
-    }
-    this.recordClose(CLOSE_ABNORMAL);
+    this.connection.write(opcode, payload);
   }
 
   private notify(): void {

@@ -15,6 +15,30 @@ import { WsFrameParser, WsOpcode, WsProtocolError } from "./ws-frame-parser.ts";
 export const OUTPUT_TAIL_BYTES = 256;
 /** A JSON frame is a few hundred bytes; one past this is a broken stream, not a frame to keep. */
 const MAX_KEPT_FRAME_BYTES = 1024 * 1024;
+/** The last OUTPUT_TAIL_BYTES output bytes, in a fixed window: nothing is joined or kept beyond it. */
+export class OutputTail {
+  private readonly window = new Uint8Array(OUTPUT_TAIL_BYTES);
+  private length = 0;
+
+  /** Shift `bytes` into the window. */
+  push(bytes: Uint8Array): void {
+    if (bytes.length >= OUTPUT_TAIL_BYTES) {
+      this.window.set(bytes.subarray(bytes.length - OUTPUT_TAIL_BYTES));
+    } else {
+      this.window.copyWithin(0, bytes.length);
+      this.window.set(bytes, OUTPUT_TAIL_BYTES - bytes.length);
+    }
+    this.length = Math.min(OUTPUT_TAIL_BYTES, this.length + bytes.length);
+  }
+
+  /** The last `length` (≤ OUTPUT_TAIL_BYTES) bytes, as latin1 text. */
+  text(length: number): string {
+    if (length > OUTPUT_TAIL_BYTES) throw new RangeError(`only the last ${OUTPUT_TAIL_BYTES} output bytes are kept`);
+    const n = Math.min(length, this.length);
+    return Buffer.from(this.window.buffer, this.window.byteOffset + OUTPUT_TAIL_BYTES - n, n).toString("latin1");
+  }
+}
+
 /** RFC 6455 §7.4.1: a close frame without a status code. */
 export const CLOSE_NO_STATUS = 1005;
 
@@ -34,14 +58,11 @@ export class StreamCounter extends StreamTally {
   private opcode = -1;
   private kept: Buffer[] = [];
   private keptBytes = 0;
-  private readonly tail = new Uint8Array(OUTPUT_TAIL_BYTES);
-  private tailLength = 0;
+  private readonly tail = new OutputTail();
 
   /** The last `length` (≤ OUTPUT_TAIL_BYTES) output bytes received, as latin1 text. */
   outputTail(length: number): string {
-    if (length > OUTPUT_TAIL_BYTES) throw new RangeError(`only the last ${OUTPUT_TAIL_BYTES} output bytes are kept`);
-    const n = Math.min(length, this.tailLength);
-    return Buffer.from(this.tail.buffer, this.tail.byteOffset + OUTPUT_TAIL_BYTES - n, n).toString("latin1");
+    return this.tail.text(length);
   }
 
   /** Feed bytes as read from the socket. False once the stream broke the protocol (see invalidFrames). */
@@ -84,7 +105,7 @@ export class StreamCounter extends StreamTally {
     switch (this.sink) {
       case Sink.OUTPUT:
         this.countOutput(bytes.length);
-        this.keepTail(bytes);
+        this.tail.push(bytes);
         break;
       case Sink.SNAPSHOT:
         this.snapshotBytes += bytes.length;
@@ -117,17 +138,6 @@ export class StreamCounter extends StreamTally {
     }
     // A copy: the parser's views are only valid during the call (these frames are tiny).
     this.kept.push(Buffer.from(bytes));
-  }
-
-  /** Shift `bytes` into the fixed tail window. */
-  private keepTail(bytes: Uint8Array): void {
-    if (bytes.length >= OUTPUT_TAIL_BYTES) {
-      this.tail.set(bytes.subarray(bytes.length - OUTPUT_TAIL_BYTES));
-    } else {
-      this.tail.copyWithin(0, bytes.length);
-      this.tail.set(bytes, OUTPUT_TAIL_BYTES - bytes.length);
-    }
-    this.tailLength = Math.min(OUTPUT_TAIL_BYTES, this.tailLength + bytes.length);
   }
 
   private handleKept(): void {

@@ -14,19 +14,18 @@
  * title, `2` preferences. Every connection has its own program.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomFillSync } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { connect as connectTcp, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { BENCH_COLS, BENCH_ROWS } from "./direct-pty.ts";
-import { OUTPUT_TAIL_BYTES } from "./stream-counter.ts";
+import { OUTPUT_TAIL_BYTES, OutputTail } from "./stream-counter.ts";
+import { RawWsSocket } from "./raw-ws-socket.ts";
 import { untilClientHolds } from "./wait.ts";
-import { encodeClientFrame, WsFrameParser, WsOpcode, WsProtocolError } from "./ws-frame-parser.ts";
-import { UpgradeHandshake } from "./ws-handshake.ts";
+import { WsFrameParser, WsOpcode, WsProtocolError } from "./ws-frame-parser.ts";
 
 export const TTYD_ENV = "WEBMUX_TTYD";
 const SHARED_TTYD = "/work/shared/baselines/ttyd";
@@ -40,8 +39,6 @@ const CLOSE_TIMEOUT_MS = 5_000;
 const TTYD_OUTPUT = 0x30;
 /** ttyd's input message: ASCII `0`, then the keys. */
 const TTYD_INPUT = 0x30;
-/** One read buffer per connection, reused (as FrameCounter does): reading allocates nothing. */
-const READ_BUFFER_BYTES = 64 * 1024;
 /** ttyd pings every 5 s by default; an hour keeps pings out of the figures (they are answered anyway). */
 const PING_INTERVAL_S = 3600;
 
@@ -139,18 +136,12 @@ export class TtydReader {
   exitAt = 0;
   closeCode: number | null = null;
   readonly invalidFrames: string[] = [];
-  private handshake: UpgradeHandshake | null = new UpgradeHandshake();
-  private settleHandshake!: (err: Error | null) => void;
-  private readonly handshakeDone = new Promise<void>((resolve, reject) => {
-    this.settleHandshake = (err) => (err ? reject(err) : resolve());
-  });
   private readonly waiters = new Set<() => void>();
   private readonly listeners: Array<(data: Uint8Array) => void> = [];
-  private readonly ended: Promise<void>;
   /** -1: at a message's first byte; 1: in an output message; 0: in any other */
   private state = -1;
-  private readonly tail = new Uint8Array(OUTPUT_TAIL_BYTES);
-  private tailLength = 0;
+  private readonly tail = new OutputTail();
+  private readonly connection: RawWsSocket;
   private readonly parser = new WsFrameParser({
     messageStart: () => (this.state = -1),
     messageData: (bytes) => this.data(bytes),
@@ -168,39 +159,24 @@ export class TtydReader {
     },
   });
 
-  private constructor(private readonly tcp: Socket) {
-    this.ended = new Promise((resolve) => tcp.once("close", () => resolve()));
-    tcp.on("error", (err) => this.lost(err));
-    tcp.on("close", () => this.lost(new Error("connection closed during the WebSocket handshake")));
+  private constructor(server: TtydServer) {
+    this.connection = new RawWsSocket({
+      url: new URL(server.url),
+      path: "/ws",
+      headers: { "Sec-WebSocket-Protocol": "tty" },
+      read: (chunk) => this.read(chunk),
+      lost: () => this.lost(),
+    });
+  }
+
+  private get tcp(): Socket {
+    return this.connection.tcp;
   }
 
   /** Connect, send the hello (which starts the program) and resolve once the upgrade is done. */
   static async connect(server: TtydServer): Promise<TtydReader> {
-    const url = new URL(server.url);
-    let reader: TtydReader | null = null;
-    const tcp = connectTcp({
-      host: url.hostname,
-      port: Number(url.port),
-      onread: {
-        buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
-        callback: (bytes, buffer) => {
-          reader!.read(buffer.subarray(0, bytes));
-          return true;
-        },
-      },
-    });
-    tcp.setNoDelay(true);
-    reader = new TtydReader(tcp);
-    tcp.write(reader.handshake!.request("/ws", url.host, { "Sec-WebSocket-Protocol": "tty" }));
-    const deadline = setTimeout(() => tcp.destroy(new Error(`ttyd: no upgrade within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
-    try {
-      await reader.handshakeDone;
-    } catch (err) {
-      tcp.destroy();
-      throw err;
-    } finally {
-      clearTimeout(deadline);
-    }
+    const reader = new TtydReader(server);
+    await reader.connection.open(CONNECT_TIMEOUT_MS, "ttyd upgrade");
     reader.write(WsOpcode.BINARY, hello());
     return reader;
   }
@@ -222,8 +198,7 @@ export class TtydReader {
   }
 
   outputTail(length: number): string {
-    const n = Math.min(length, this.tailLength, OUTPUT_TAIL_BYTES);
-    return Buffer.from(this.tail.buffer, this.tail.byteOffset + OUTPUT_TAIL_BYTES - n, n).toString("latin1");
+    return this.tail.text(Math.min(length, OUTPUT_TAIL_BYTES));
   }
 
   until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -234,7 +209,7 @@ export class TtydReader {
     if (this.tcp.closed) return;
     if (!this.closed) this.write(WsOpcode.CLOSE, new Uint8Array([0x03, 0xe8]));
     const timer = setTimeout(() => this.tcp.destroy(), CLOSE_TIMEOUT_MS);
-    await this.ended;
+    await this.connection.ended;
     clearTimeout(timer);
   }
 
@@ -247,30 +222,11 @@ export class TtydReader {
     this.outputBytes += bytes.length;
     this.offset += bytes.length;
     this.lastOutputAt = performance.now();
-    if (bytes.length >= OUTPUT_TAIL_BYTES) this.tail.set(bytes.subarray(bytes.length - OUTPUT_TAIL_BYTES));
-    else {
-      this.tail.copyWithin(0, bytes.length);
-      this.tail.set(bytes, OUTPUT_TAIL_BYTES - bytes.length);
-    }
-    this.tailLength = Math.min(OUTPUT_TAIL_BYTES, this.tailLength + bytes.length);
+    this.tail.push(bytes);
     for (const listener of this.listeners) listener(bytes);
   }
 
   private read(chunk: Uint8Array): void {
-    if (this.handshake) {
-      let rest: Uint8Array | null;
-      try {
-        rest = this.handshake.feed(chunk);
-      } catch (err) {
-        this.settleHandshake(err as Error);
-        this.tcp.destroy();
-        return;
-      }
-      if (rest === null) return;
-      this.handshake = null;
-      this.settleHandshake(null);
-      chunk = rest;
-    }
     try {
       this.parser.push(chunk);
     } catch (err) {
@@ -283,14 +239,10 @@ export class TtydReader {
   }
 
   private write(opcode: number, payload: Uint8Array): void {
-    if (this.tcp.writable) this.tcp.write(encodeClientFrame(opcode, payload, randomFillSync(new Uint8Array(4))));
+    this.connection.write(opcode, payload);
   }
 
-  private lost(err: Error): void {
-    if (this.handshake) {
-      this.handshake = null;
-      this.settleHandshake(err);
-    }
+  private lost(): void {
     if (this.closeCode === null) {
       this.closeCode = 1006;
       this.exitAt = performance.now();
