@@ -4,34 +4,15 @@
  */
 import type { BrowserContext, Page, WebSocket as PwWebSocket } from "@playwright/test";
 import type { SessionInfo } from "../server/contract/types.ts";
+import type { WebmuxDebug, WebmuxDebugTerminal } from "../client/src/terminal/debug-types.ts";
 import { expect, type WebmuxServer } from "./fixtures.ts";
 
-/**
- * The client's `window.__webmux` debug hook (client/src/terminal/debug-hook.ts), restated here so
- * the e2e type check does not pull in the client's DOM code.
- */
-export type Stats = {
-  bytesReceived: number;
-  opens: number;
-  waits: number;
-  generation: string | null;
-  offset: number;
-  renderedOffset: number | null;
-  savedOffset: number | null;
-  firstPaintMs: number | null;
-  restoredLocally: boolean;
-  cols: number;
-  rows: number;
-  phase: string;
-  controller: string | null;
-};
+/** What the client's `window.__webmux` debug hook (client/src/terminal/debug-hook.ts) reports. */
+export type Stats = ReturnType<WebmuxDebugTerminal["stats"]>;
 
 /** The page globals the specs read, typed here because the e2e type check has no DOM library. */
 export type PageGlobals = {
-  __webmux?: {
-    clientId: string;
-    terminal: { sessionId: string; clientId: string; text(): string; cells(): string[]; selection(): string; stats(): Stats; drop(): void } | null;
-  };
+  __webmux?: WebmuxDebug;
   open(url: string): unknown;
   location: { href: string };
   sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };

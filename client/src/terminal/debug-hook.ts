@@ -2,22 +2,9 @@
  * `window.__webmux`: what end-to-end tests read instead of scraping the DOM renderer. It exposes
  * only what the page already shows (screen text and cells, byte counters), so it is always on.
  */
-import type { TerminalView, TerminalViewStats } from "./terminal-view.ts";
+import type { WebmuxDebug, WebmuxDebugTerminal } from "./debug-types.ts";
+import type { TerminalView } from "./terminal-view.ts";
 
-export type WebmuxDebugTerminal = {
-  sessionId: string;
-  clientId: string;
-  /** the whole active buffer as text, scrollback included */
-  text(): string;
-  /** what is on show cell by cell, history included (server/vt/screen-cells.ts) */
-  cells(): string[];
-  selection(): string;
-  stats(): TerminalViewStats & { phase: string; controller: string | null };
-  /** simulate a network drop */
-  drop(): void;
-};
-
-export type WebmuxDebug = { clientId: string; terminal: WebmuxDebugTerminal | null };
 
 declare global {
   interface Window {

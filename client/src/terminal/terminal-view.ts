@@ -10,6 +10,7 @@
  */
 import { createEffect, createSignal, on, onCleanup, type Accessor } from "solid-js";
 import type { ServerMessage } from "../../../server/contract/frames.ts";
+import type { TerminalViewStats } from "./debug-types.ts";
 import { colorSchemeReport } from "../../../server/contract/protocol.ts";
 import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload } from "../../../server/contract/types.ts";
 import { ApiError, type Api } from "../api.ts";
@@ -47,23 +48,6 @@ export type TerminalViewOptions = {
   api: Api;
 };
 
-export type TerminalViewStats = {
-  bytesReceived: number;
-  opens: number;
-  waits: number;
-  generation: string | null;
-  offset: number;
-  renderedOffset: number | null;
-  savedOffset: number | null;
-  /** ms since navigation when the first complete screen (local copy or replay) was painted */
-  firstPaintMs: number | null;
-  restoredLocally: boolean;
-  cols: number;
-  rows: number;
-  /** the first buffer row shown, and the one when scrolled to the bottom: equal unless scrolled back */
-  viewportY: number;
-  baseY: number;
-};
 
 export type TerminalView = {
   phase: Accessor<ConnectionPhase>;
