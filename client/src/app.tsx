@@ -114,34 +114,23 @@ export function App(props: { clientId: string }) {
           // One session list feed wherever the user is: the list shows it, the watcher notifies.
           const feed = createSessionFeed(api, sessions().initial);
           watchAttention(feed);
+          // What both ends of a session (terminal and chat page) are given.
+          const sessionPage = (id: string) => ({
+            api,
+            sessionId: id,
+            clientId: props.clientId,
+            label,
+            theme,
+            onBack: () => navigate("/"),
+          });
           return (
             <Switch>
               {/* keyed: another session is another page, with its own terminal and connection */}
               <Match when={terminalId(currentRoute())} keyed>
-                {(id) => (
-                  <TerminalPage
-                    api={api}
-                    sessionId={id}
-                    clientId={props.clientId}
-                    label={label}
-                    theme={theme}
-                    onBack={() => navigate("/")}
-                    onOpenChat={() => navigate(`/s/${id}/chat`)}
-                  />
-                )}
+                {(id) => <TerminalPage {...sessionPage(id)} onOpenChat={() => navigate(`/s/${id}/chat`)} />}
               </Match>
               <Match when={chatId(currentRoute())} keyed>
-                {(id) => (
-                  <ChatPage
-                    api={api}
-                    sessionId={id}
-                    clientId={props.clientId}
-                    label={label}
-                    theme={theme}
-                    onBack={() => navigate("/")}
-                    onOpenTerminal={() => navigate(`/s/${id}`)}
-                  />
-                )}
+                {(id) => <ChatPage {...sessionPage(id)} onOpenTerminal={() => navigate(`/s/${id}`)} />}
               </Match>
               <Match when={currentRoute().name === "settings"}>
                 <SettingsPage
