@@ -6,6 +6,7 @@ import type { Theme } from "../storage/theme.ts";
 import { splitCommandLine } from "./command-line.ts";
 import { createSessionFeed, type SessionFeed } from "./session-feed.ts";
 import { SessionRow } from "./SessionRow.tsx";
+import { ErrorAlert } from "../views/ErrorAlert.tsx";
 
 export type SessionListProps = {
   api: Api;
@@ -125,13 +126,7 @@ export function SessionListPage(props: SessionListProps) {
           </div>
         </form>
       </Show>
-      <Show when={error()}>
-        {(message) => (
-          <p class="error" role="alert">
-            {message()}
-          </p>
-        )}
-      </Show>
+      <ErrorAlert message={error()} />
       <Show
         when={feed.sessions().length > 0}
         fallback={<p class="empty">{feed.known() ? "No sessions yet. Start one with “New session”." : "Loading…"}</p>}

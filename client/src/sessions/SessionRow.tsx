@@ -2,6 +2,7 @@ import { createSignal, For, Match, Show, Switch } from "solid-js";
 import type { HybridInfo, SessionInfo } from "../../../server/contract/types.ts";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
 import type { SessionFeed } from "./session-feed.ts";
+import { ErrorAlert } from "../views/ErrorAlert.tsx";
 
 type Mode = "view" | "renaming" | "confirmDelete";
 
@@ -158,13 +159,7 @@ export function SessionRow(props: SessionRowProps) {
           </div>
         </Match>
       </Switch>
-      <Show when={error()}>
-        {(message) => (
-          <p class="error error--inline" role="alert">
-            {message()}
-          </p>
-        )}
-      </Show>
+      <ErrorAlert message={error()} inline />
     </li>
   );
 }

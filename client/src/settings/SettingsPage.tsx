@@ -10,6 +10,7 @@ import { notificationStateSignal, requestNotifications, type NotificationState }
 import { FONT_SIZE_RANGE, loadCompress, loadFontSize, saveCompress, saveFontSize } from "../storage/device-settings.ts";
 import type { Theme } from "../storage/theme.ts";
 import { createServerSettings } from "./server-settings.ts";
+import { ErrorAlert } from "../views/ErrorAlert.tsx";
 
 /** Expiry choices for a new token, in seconds (null: never expires). */
 /** What each capability lets a token do, as the form says it (docs/agent-api.md, Tokens and capabilities). */
@@ -72,7 +73,7 @@ export function SettingsPage(props: SettingsPageProps) {
         </a>
         <h1 class="toolbar__title">Settings</h1>
       </header>
-      <Show when={error()}>{(message) => <p class="error" role="alert">{message()}</p>}</Show>
+      <ErrorAlert message={error()} />
 
       <section class="card" aria-label="Device">
         <h2>This device</h2>

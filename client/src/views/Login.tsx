@@ -1,5 +1,6 @@
-import { createSignal, Show } from "solid-js";
+import { createSignal } from "solid-js";
 import { describeError, isUnauthorized, type Api } from "../api.ts";
+import { ErrorAlert } from "./ErrorAlert.tsx";
 
 /**
  * The token as typed or pasted. `webmux serve` prints a login URL
@@ -61,13 +62,7 @@ export function Login(props: { api: Api; onLoggedIn: () => void }) {
             }}
           />
         </label>
-        <Show when={error()}>
-          {(message) => (
-            <p class="error" role="alert">
-              {message()}
-            </p>
-          )}
-        </Show>
+        <ErrorAlert message={error()} />
         <button class="button button--primary" type="submit" disabled={pending() || token().trim() === ""}>
           {pending() ? "Logging in…" : "Log in"}
         </button>
