@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Session } from "../session/session.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
-import { parsed, screenState, stateDifferences } from "../testing/screen-state.ts";
+import { statesAtOnePoint } from "../testing/differential.ts";
+import { stateDifferences } from "../testing/screen-state.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 
@@ -78,27 +79,8 @@ async function join(joined: Joined, options: { resume?: { generation: string; of
   return client;
 }
 
-/**
- * The states of every client at one point of the stream: each has rendered everything the session
- * has output so far, and nothing arrived while they were read (a program still drawing, less
- * paging, a spinner, would otherwise be compared at two different bytes).
- */
-async function statesAtOnePoint(joined: Joined): Promise<string[][]> {
-  return waitFor(
-    async () => {
-      const end = joined.session.ring.end;
-      if (!joined.clients.every((c) => c.offset === end)) return null;
-      await Promise.all(joined.clients.map((c) => parsed(c.term!)));
-      // Read synchronously, so no frame can arrive between the check and the reading.
-      if (joined.session.ring.end !== end || !joined.clients.every((c) => c.offset === end)) return null;
-      return joined.clients.map((c) => screenState(c.term!, { scrollback: HISTORY_COMPARED }));
-    },
-    { timeout: SLOW_MS, message: "clients caught up" },
-  );
-}
-
 async function expectSameScreens(joined: Joined, what: string): Promise<void> {
-  const [expected, ...others] = await statesAtOnePoint(joined);
+  const [expected, ...others] = await statesAtOnePoint(() => joined.session.ring.end, joined.clients, { scrollback: HISTORY_COMPARED, timeout: SLOW_MS });
   for (const [i, state] of others.entries()) {
     expect(stateDifferences(expected!, state), `${what}: ${i === 0 ? "first" : "another"} late client`).toEqual([]);
   }

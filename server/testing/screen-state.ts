@@ -38,7 +38,9 @@ function internalState(term: HeadlessTerminal): Record<string, unknown> {
   const charsetName = (charset: unknown) => (charset === undefined ? "B" : charset === null ? "null" : JSON.stringify(charset).slice(0, 40));
   const bufferState = (buffer: any) => ({
     scrollRegion: [buffer.scrollTop, buffer.scrollBottom],
-    tabs: Object.keys(buffer.tabs).filter((k) => buffer.tabs[k]).join(","),
+    // Stops past the right margin (left from a wider grid) are not state a snapshot can carry
+    // (docs/design.md § Snapshots, what is not restored).
+    tabs: Object.keys(buffer.tabs).filter((k) => buffer.tabs[k] && Number(k) < term.cols).join(","),
     // DECRC clamps: a saved row that scrolled into the history is row 0, a pending wrap the last column.
     saved: [Math.min(buffer.savedX, term.cols - 1), Math.max(0, buffer.savedY - buffer.ybase), buffer.savedCurAttrData.fg, buffer.savedCurAttrData.bg, charsetName(buffer.savedCharset)],
   });

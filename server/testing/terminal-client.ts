@@ -30,6 +30,8 @@ export type TerminalClientOptions = {
   query?: Record<string, string>;
   /** mirror the stream in a headless xterm (what a browser would show) */
   screen?: { cols: number; rows: number };
+  /** mirror into this terminal instead (a client reconnecting with the screen it had, as a browser does) */
+  terminal?: InstanceType<typeof Terminal>;
 };
 
 /**
@@ -70,7 +72,7 @@ export class TerminalClient {
     const url = `${baseUrl.replace(/^http/, "ws")}/ws/s/${sessionId}?${params}`;
     const headers = { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers };
     this.ws = new WebSocket(url, { headers, perMessageDeflate: params.get("compress") === "1" });
-    this.term = options.screen ? browserLikeTerminal(options.screen.cols, options.screen.rows) : null;
+    this.term = options.terminal ?? (options.screen ? browserLikeTerminal(options.screen.cols, options.screen.rows) : null);
     ({ opened: this.opened, closed: this.closedPromise } = watchSocket(this.ws, this));
     this.ws.on("message", (data: Buffer, isBinary) => {
       if (!isBinary) return;
