@@ -24,6 +24,7 @@ import WebSocket from "ws";
 import { BENCH_COLS, BENCH_ROWS } from "./direct-pty.ts";
 import { OUTPUT_TAIL_BYTES, OutputTail } from "./stream-counter.ts";
 import { RawWsSocket } from "./raw-ws-socket.ts";
+import { StreamTally } from "./stream-tally.ts";
 import { untilClientHolds } from "./wait.ts";
 import { WsFrameParser, WsOpcode, WsProtocolError } from "./ws-frame-parser.ts";
 
@@ -124,18 +125,11 @@ function inputMessage(keys: string): Buffer {
 /**
  * The cheapest honest ttyd reader, the twin of FrameCounter: its own upgrade over node:net,
  * frames parsed off the socket's chunks, output counted and never joined or copied (a short tail
- * kept for end markers), pings answered. `offset` is output bytes since the connection opened.
+ * kept for end markers), pings answered. `offset` is output bytes since the connection opened;
+ * ttyd has no position, snapshot, status or exit frame (the connection closes when the program
+ * ends), so only the output half of StreamTally moves.
  */
-export class TtydReader {
-  offset = 0;
-  outputBytes = 0;
-  outputFrames = 0;
-  lastOutputAt = 0;
-  /** ttyd has no exit frame: the connection closes when the program ends */
-  exitCode: number | null = null;
-  exitAt = 0;
-  closeCode: number | null = null;
-  readonly invalidFrames: string[] = [];
+export class TtydReader extends StreamTally {
   private readonly waiters = new Set<() => void>();
   private readonly listeners: Array<(data: Uint8Array) => void> = [];
   /** -1: at a message's first byte; 1: in an output message; 0: in any other */
@@ -160,6 +154,7 @@ export class TtydReader {
   });
 
   private constructor(server: TtydServer) {
+    super();
     this.connection = new RawWsSocket({
       url: new URL(server.url),
       path: "/ws",
@@ -179,10 +174,6 @@ export class TtydReader {
     await reader.connection.open(CONNECT_TIMEOUT_MS, "ttyd upgrade");
     reader.write(WsOpcode.BINARY, hello());
     return reader;
-  }
-
-  get closed(): boolean {
-    return this.closeCode !== null;
   }
 
   get wireBytes(): number {
@@ -219,9 +210,7 @@ export class TtydReader {
       bytes = bytes.subarray(1);
     }
     if (this.state !== 1 || bytes.length === 0) return;
-    this.outputBytes += bytes.length;
-    this.offset += bytes.length;
-    this.lastOutputAt = performance.now();
+    this.countOutput(bytes.length);
     this.tail.push(bytes);
     for (const listener of this.listeners) listener(bytes);
   }
@@ -259,14 +248,7 @@ export class TtydReader {
  * A ttyd client on the `ws` library, for permessage-deflate (ttyd's libwebsockets accepts the
  * offer): the twin of TerminalClient with `compress: true`, so both deflate arms read alike.
  */
-export class TtydWsClient {
-  offset = 0;
-  outputBytes = 0;
-  outputFrames = 0;
-  lastOutputAt = 0;
-  exitCode: number | null = null;
-  exitAt = 0;
-  closeCode: number | null = null;
+export class TtydWsClient extends StreamTally {
   /** the Sec-WebSocket-Extensions ttyd answered with */
   extensions = "";
   private tcp: Socket | null = null;
@@ -275,6 +257,7 @@ export class TtydWsClient {
   private readonly waiters = new Set<() => void>();
 
   private constructor(private readonly ws: WebSocket) {
+    super();
     ws.on("upgrade", (res) => {
       this.tcp = res.socket;
       this.extensions = String(res.headers["sec-websocket-extensions"] ?? "");
@@ -282,10 +265,8 @@ export class TtydWsClient {
     ws.on("message", (data: Buffer) => {
       if (data.length === 0 || data[0] !== TTYD_OUTPUT) return;
       const payload = data.subarray(1);
-      this.outputBytes += payload.length;
-      this.offset += payload.length;
+      this.countOutput(payload.length);
       this.outputFrames++;
-      this.lastOutputAt = performance.now();
       this.previousOutput = this.lastOutput;
       this.lastOutput = payload;
       this.notify();
@@ -316,10 +297,6 @@ export class TtydWsClient {
         resolve(client);
       });
     });
-  }
-
-  get closed(): boolean {
-    return this.closeCode !== null;
   }
 
   get wireBytes(): number {
