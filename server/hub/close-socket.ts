@@ -1,4 +1,9 @@
-import type { WebSocket } from "ws";
+/** What closing needs of a socket: ws's WebSocket has it, and so does a test's fake. */
+export type ClosableSocket = {
+  close(code: number, reason: string): void;
+  terminate(): void;
+  once(event: "close", listener: () => void): unknown;
+};
 
 /**
  * Close `ws` politely with `code`; when the close frame cannot even be queued, terminate it. With
@@ -6,7 +11,7 @@ import type { WebSocket } from "ws";
  * after that long. The one way every endpoint ends a socket (terminal, chat, list, settings,
  * shutdown), so none forgets the fallback or the timer.
  */
-export function closeSocket(ws: WebSocket, code: number, reason: string, graceMs?: number): void {
+export function closeSocket(ws: ClosableSocket, code: number, reason: string, graceMs?: number): void {
   try {
     ws.close(code, reason);
   } catch {

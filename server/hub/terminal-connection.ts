@@ -1,7 +1,6 @@
-import type { WebSocket } from "ws";
 import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
 import type { LeaseConnection } from "../session/controller-lease.ts";
-import { closeSocket } from "./close-socket.ts";
+import { closeSocket, type ClosableSocket } from "./close-socket.ts";
 
 import { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./flow-control.ts";
 
@@ -10,6 +9,18 @@ export { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./flow-control.t
 export const CLOSE_GRACE_MS = 30_000;
 
 let nextConnectionId = 1;
+
+/**
+ * The part of a WebSocket a terminal connection uses: ws's WebSocket is one, and a unit test's
+ * recording socket can be one without a server.
+ */
+export type TerminalSocket = ClosableSocket & {
+  /** bytes accepted by `send` that the peer has not taken yet */
+  readonly bufferedAmount: number;
+  /** `done` runs once the frame is written (or with an error when it never will be) */
+  send(frame: Uint8Array, options: { binary: boolean; compress: boolean }, done: (err?: Error) => void): void;
+  on(event: "close" | "error", listener: () => void): unknown;
+};
 
 export type ConnectionHooks = {
   /** bytes drained from the socket (called from ws send callbacks) */
@@ -49,7 +60,7 @@ export class TerminalConnection implements LeaseConnection {
   bytesSent = 0;
 
   constructor(
-    readonly ws: WebSocket,
+    readonly ws: TerminalSocket,
     readonly clientId: string,
     readonly label: string,
     readonly canControl: boolean,

@@ -1,32 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
+import { fakePtys } from "../testing/fake-pty.ts";
 import { browserLikeTerminal, parsed, screenState, stateDifferences } from "../testing/screen-state.ts";
 import type { ReplayPlan } from "./replay.ts";
 import { Session } from "./session.ts";
-
-/** A PTY whose output the test writes: `emit` hands bytes to the session as a real read would. */
-function fakePtys(): { spawn: SpawnPty; emit: (text: string) => void; sizes: Array<[number, number]> } {
-  let listener: ((chunk: Uint8Array) => void) | null = null;
-  const sizes: Array<[number, number]> = [];
-  const spawn: SpawnPty = () => {
-    let end!: (exit: PtyExit) => void;
-    const exited = new Promise<PtyExit>((resolve) => (end = resolve));
-    const pty: PtyProcess = {
-      pid: 4242,
-      exited,
-      onData: (l) => (listener = l),
-      onExit: (l) => void exited.then(l),
-      write: () => {},
-      drained: () => Promise.resolve(),
-      resize: (cols, rows) => sizes.push([cols, rows]),
-      pause: () => {},
-      resume: () => {},
-      kill: () => end({ exitCode: 129, signal: 1 }),
-    };
-    return pty;
-  };
-  return { spawn, emit: (text) => listener!(new TextEncoder().encode(text)), sizes };
-}
 
 const sessions: Session[] = [];
 afterEach(async () => {
@@ -39,7 +15,7 @@ function session(bufferBytes = 64 * 1024, cols = 80, rows = 10) {
   const s = new Session({ id: "s1", command: ["prog"], cwd: "/", env: {}, cols, rows, bufferBytes, spawnPty: ptys.spawn, nextGeneration: () => `boot.${++n}` });
   sessions.push(s);
   s.start();
-  return { s, emit: ptys.emit };
+  return { s, emit: (text: string) => ptys.last.emit(text) };
 }
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8");
