@@ -49,6 +49,7 @@ type Client = { socket: RecordingSocket; conn: TerminalConnection; send: (frame:
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   vi.useRealTimers();
+  vi.restoreAllMocks();
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
@@ -264,7 +265,9 @@ describe("exactly once while output keeps flowing", () => {
   it("output coalesced but not yet sent when a client attaches goes to the others first, and the replay covers it", () => {
     const h = harness();
     const a = h.join();
-    // A burst: past COALESCE_AFTER_BYTES the next small chunk waits for the window.
+    // The clock stands still, so the second chunk comes within the coalescing window however busy
+    // the machine: past COALESCE_AFTER_BYTES of burst it waits for the window.
+    vi.spyOn(performance, "now").mockReturnValue(1_000_000);
     h.emit("b".repeat(64 * 1024));
     h.emit("pending");
     expect(h.stream.pendingOutputBytes).toBe("pending".length);
