@@ -21,11 +21,13 @@
 import { performance } from "node:perf_hooks";
 import type { Corpus } from "./corpus.ts";
 import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
-import type { ServerProcess } from "./server-process.ts";
+import { hubUnavailable } from "./hub-probe.ts";
+import type { BenchContext, BenchResult } from "./report.ts";
+import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { megabytesPerSecond } from "./stats.ts";
 import { FrameCounter } from "./frame-counter.ts";
 import { TerminalClient } from "./terminal-client.ts";
-import { TtydReader, TtydWsClient, type TtydServer } from "./ttyd.ts";
+import { startTtyd, TtydReader, TtydWsClient, type TtydServer } from "./ttyd.ts";
 
 /** Printed after the corpus: no newline (so the PTY adds nothing) and not in any source text. */
 export const END_MARKER = "<<webmux-bench-end>>";
@@ -223,6 +225,37 @@ export async function catThroughServer(server: ServerProcess, corpus: Corpus, op
 export async function keepServerWarm(server: ServerProcess): Promise<() => Promise<void>> {
   const info = await server.createSession({ command: ["sh", "-c", "read line"], cols: BENCH_COLS, rows: BENCH_ROWS });
   return () => server.deleteSession(info.id);
+}
+
+/**
+ * What a `cat` benchmark compares, started and ended around `body`: a server process, kept warm
+ * (keepServerWarm) while `body` runs, and ttyd serving catCommand(corpus) when it can run (else
+ * null, with a one-line note). Skipped when the server's hub does not answer.
+ */
+export async function withCatServers(
+  ctx: BenchContext,
+  name: string,
+  corpus: Corpus,
+  body: (servers: { server: ServerProcess; ttyd: TtydServer | null }) => Promise<BenchResult>,
+): Promise<BenchResult> {
+  const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
+  let ttyd: TtydServer | null = null;
+  try {
+    const unavailable = await hubUnavailable(server);
+    if (unavailable) return { skipped: unavailable };
+    const started = await startTtyd(catCommand(corpus));
+    if (typeof started === "string") ctx.log(`${name}: ttyd arm skipped: ${started}`);
+    else ttyd = started;
+    const cool = await keepServerWarm(server);
+    try {
+      return await body({ server, ttyd });
+    } finally {
+      await cool();
+    }
+  } finally {
+    await ttyd?.stop();
+    await server.stop();
+  }
 }
 
 /**

@@ -12,14 +12,12 @@
  * deflate throughput against ttyd. Every round runs every arm once, in an order rotated round by
  * round; ratios are medians of the rounds' ratios.
  */
-import { catCommand, catThroughServer, catThroughTtyd, keepServerWarm, type CatRun } from "./cat-stream.ts";
+import { catThroughServer, catThroughTtyd, withCatServers, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus } from "./corpus.ts";
-import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
+import { hubModuleMissing } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
-import { startServerProcess } from "./server-process.ts";
 import { median, MIB, pairedRatio, round } from "./stats.ts";
-import { startTtyd, type TtydServer } from "./ttyd.ts";
-import { rotated } from "./ws-throughput.ts";
+import { runRounds, type Arm } from "./rounds.ts";
 
 /** A source file's size: big enough to be a stream, small enough for five rounds of three arms. */
 const SOURCE_BYTES = 10 * MIB;
@@ -44,34 +42,18 @@ export async function benchCompression(ctx: BenchContext): Promise<BenchResult> 
   const missing = hubModuleMissing();
   if (missing) return { skipped: missing };
   const corpus = await ensureCorpus(SOURCE_BYTES);
-  const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
-  let ttyd: TtydServer | null = null;
-  try {
-    const unavailable = await hubUnavailable(server);
-    if (unavailable) return { skipped: unavailable };
-    const started = await startTtyd(catCommand(corpus));
-    if (typeof started === "string") ctx.log(`compression: ttyd arm skipped: ${started}`);
-    else ttyd = started;
+  return withCatServers(ctx, "compression", corpus, async ({ server, ttyd }) => {
     const rounds = ctx.quick ? QUICK_RUNS : RUNS;
-    const cool = await keepServerWarm(server);
-    const arms = new Map<string, { run: () => Promise<CatRun>; runs: CatRun[] }>([
+    const arms = new Map<string, Arm<CatRun>>([
       ["plain", { run: () => catThroughServer(server, corpus, { reader: "ws" }), runs: [] }],
       ["compressed", { run: () => catThroughServer(server, corpus, { compress: true, reader: "ws" }), runs: [] }],
     ]);
-    if (ttyd) arms.set("ttyd", { run: () => catThroughTtyd(ttyd!, corpus, { compress: true }), runs: [] });
-    try {
-      for (let i = 0; i < rounds; i++) {
-        for (const name of rotated([...arms.keys()], i)) {
-          const arm = arms.get(name)!;
-          arm.runs.push(await arm.run());
-        }
-        const run = (name: string) => arms.get(name)?.runs[i];
-        const describe = (r: CatRun | undefined) => (r ? `${r.readers[0]!.wireBytes} B, ${r.mbps.toFixed(1)} MB/s` : "—");
-        ctx.log(`compression ${i + 1}/${rounds}: plain ${describe(run("plain"))}; compress=1 ${describe(run("compressed"))}; ttyd deflate ${describe(run("ttyd"))}`);
-      }
-    } finally {
-      await cool();
-    }
+    if (ttyd) arms.set("ttyd", { run: () => catThroughTtyd(ttyd, corpus, { compress: true }), runs: [] });
+    await runRounds(arms, rounds, (i) => {
+      const run = (name: string) => arms.get(name)?.runs[i];
+      const describe = (r: CatRun | undefined) => (r ? `${r.readers[0]!.wireBytes} B, ${r.mbps.toFixed(1)} MB/s` : "—");
+      ctx.log(`compression ${i + 1}/${rounds}: plain ${describe(run("plain"))}; compress=1 ${describe(run("compressed"))}; ttyd deflate ${describe(run("ttyd"))}`);
+    });
     const plain = arms.get("plain")!.runs;
     const compressed = arms.get("compressed")!.runs;
     const ttydRuns = arms.get("ttyd")?.runs ?? null;
@@ -132,8 +114,5 @@ export async function benchCompression(ctx: BenchContext): Promise<BenchResult> 
       );
     }
     return figures;
-  } finally {
-    await ttyd?.stop();
-    await server.stop();
-  }
+  });
 }

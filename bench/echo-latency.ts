@@ -23,7 +23,7 @@ import { median, pairedRatio, quantile, round } from "./stats.ts";
 import { TerminalClient } from "./terminal-client.ts";
 import { startTtyd, TtydReader, type TtydServer } from "./ttyd.ts";
 import { startEchoFloor } from "./ws-echo-floor.ts";
-import { rotated } from "./ws-throughput.ts";
+import { rotated } from "./rounds.ts";
 import { withTimeout } from "./wait.ts";
 
 /** Rounds: at least five for a median (docs/design.md § Performance), odd so the median is one real round. */

@@ -20,7 +20,8 @@ import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { median, MIB, pairedRatio, quantile, round } from "./stats.ts";
 import { TerminalClient } from "./terminal-client.ts";
 import { waitUntil } from "./wait.ts";
-import { catRunDetail, rotated } from "./ws-throughput.ts";
+import { rotated } from "./rounds.ts";
+import { catRunDetail } from "./ws-throughput.ts";
 
 /** Rounds of the throughput arms (each cats the whole corpus): odd, so a median is one real round. */
 const RUNS = 3;

@@ -9,24 +9,17 @@
  * once, in an order rotated round by round; value and baseline are their medians, the ratio the
  * median of the paired rounds (stats.ts pairedRatio).
  */
-import { catCommand, catDirect, catThroughServer, catThroughTtyd, keepServerWarm, type CatRun } from "./cat-stream.ts";
+import { catDirect, catThroughServer, catThroughTtyd, withCatServers, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
-import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
+import { hubModuleMissing } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
-import { startServerProcess } from "./server-process.ts";
 import { median, MIB, pairedRatio, round } from "./stats.ts";
-import { startTtyd, type TtydServer } from "./ttyd.ts";
+import { runRounds, type Arm } from "./rounds.ts";
 
 /** Runs per arm: an odd count, so the median is one real run; five, because one run of a loaded machine can be off by 2×. */
 const RUNS = 5;
 /** `--quick`: still an odd count (too few for a figure to trust). */
 const QUICK_RUNS = 3;
-
-/** `count` items in the order of round `index`: rotated by one each round, so no arm always runs first. */
-export function rotated<T>(items: readonly T[], index: number): T[] {
-  const k = index % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
-}
 
 /** What a reader of the JSON needs to trust one arm: every run, the frame sizes, the exit delay, the reader's CPU. */
 export function catRunDetail(runs: readonly CatRun[]) {
@@ -50,32 +43,16 @@ export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult>
   if (missing) return { skipped: missing };
   const corpus = await ensureCorpus(ctx.quick ? QUICK_CORPUS_BYTES : FULL_CORPUS_BYTES);
   const runs = ctx.quick ? QUICK_RUNS : RUNS;
-  const server = await startServerProcess({ cpuProfileDir: ctx.cpuProfileDir });
-  let ttyd: TtydServer | null = null;
-  try {
-    const unavailable = await hubUnavailable(server);
-    if (unavailable) return { skipped: unavailable };
-    const started = await startTtyd(catCommand(corpus));
-    if (typeof started === "string") ctx.log(`ws-throughput: ttyd arm skipped: ${started}`);
-    else ttyd = started;
-    const cool = await keepServerWarm(server);
-    const arms = new Map<string, { run: () => Promise<CatRun>; runs: CatRun[] }>([
+  return withCatServers(ctx, "ws-throughput", corpus, async ({ server, ttyd }) => {
+    const arms = new Map<string, Arm<CatRun>>([
       ["direct", { run: () => catDirect(corpus), runs: [] }],
       ["webmux", { run: () => catThroughServer(server, corpus), runs: [] }],
     ]);
-    if (ttyd) arms.set("ttyd", { run: () => catThroughTtyd(ttyd!, corpus), runs: [] });
-    try {
-      for (let i = 0; i < runs; i++) {
-        for (const name of rotated([...arms.keys()], i)) {
-          const arm = arms.get(name)!;
-          arm.runs.push(await arm.run());
-        }
-        const rate = (name: string) => arms.get(name)?.runs[i]?.mbps.toFixed(1) ?? "—";
-        ctx.log(`ws-throughput ${i + 1}/${runs}: direct ${rate("direct")} MB/s, webmux ${rate("webmux")} MB/s, ttyd ${rate("ttyd")} MB/s`);
-      }
-    } finally {
-      await cool();
-    }
+    if (ttyd) arms.set("ttyd", { run: () => catThroughTtyd(ttyd, corpus), runs: [] });
+    await runRounds(arms, runs, (i) => {
+      const rate = (name: string) => arms.get(name)?.runs[i]?.mbps.toFixed(1) ?? "—";
+      ctx.log(`ws-throughput ${i + 1}/${runs}: direct ${rate("direct")} MB/s, webmux ${rate("webmux")} MB/s, ttyd ${rate("ttyd")} MB/s`);
+    });
     const directRuns = arms.get("direct")!.runs;
     const serverRuns = arms.get("webmux")!.runs;
     const ttydRuns = arms.get("ttyd")?.runs ?? null;
@@ -130,8 +107,5 @@ export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult>
       );
     }
     return figures;
-  } finally {
-    await ttyd?.stop();
-    await server.stop();
-  }
+  });
 }
