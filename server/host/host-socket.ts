@@ -1,11 +1,19 @@
 /**
- * One end of a host connection: frames in (cut, decoded once), frames out. Writes made in one turn
- * of the event loop leave in one system call (the socket is corked until the next tick), so a
- * flush of many sessions' output or a keystroke and its bookkeeping cost one write, not several.
+ * One end of a host connection: frames in (cut, decoded once), frames out. A small frame that is
+ * the first of its turn (a keystroke, an echo, a prompt) is copied into one buffer and written at
+ * once: one system call, nothing deferred. Once a turn has written, or for a large frame, the
+ * socket is corked until the next tick, so a flush of many sessions' output or a large read and
+ * its header still leave in one system call, and the payload is not copied (docs/design.md § Performance).
  */
 import type { Socket } from "node:net";
 import { Emitter } from "../session/emitter.ts";
 import { decodeHostFrame, encodeHostFrameParts, HostFrameReader, MAX_HOST_FRAME_BYTES, type HostMessage } from "./protocol.ts";
+
+/**
+ * A frame up to this size is copied into one buffer and written at once when nothing of its turn
+ * waits before it: copying a few KiB costs less than a second write or a deferred vectored one.
+ */
+export const SINGLE_WRITE_MAX_BYTES = 16 * 1024;
 
 export type HostSocketEvents = {
   message: [message: HostMessage];
@@ -49,8 +57,18 @@ export class HostSocket {
 
   send(message: HostMessage): void {
     if (this.closed) return;
+    const parts = encodeHostFrameParts(message);
+    if (!this.corked && this.socket.writableLength === 0) {
+      const length = parts.length === 1 ? parts[0]!.length : parts[0]!.length + parts[1]!.length;
+      if (parts.length <= 2 && length <= SINGLE_WRITE_MAX_BYTES) {
+        this.socket.write(parts.length === 1 ? parts[0]! : joined(parts[0]!, parts[1]!, length));
+        // The rest of this turn's frames wait for the tick, to leave together in one system call.
+        this.cork();
+        return;
+      }
+    }
     this.cork();
-    for (const part of encodeHostFrameParts(message)) this.socket.write(part);
+    for (const part of parts) this.socket.write(part);
   }
 
   /** End the connection after what was sent has been written. */
@@ -96,4 +114,11 @@ export class HostSocket {
     this.closed = true;
     this.events.emit("closed");
   }
+}
+
+function joined(head: Uint8Array, tail: Uint8Array, length: number): Buffer {
+  const out = Buffer.allocUnsafe(length);
+  out.set(head, 0);
+  out.set(tail, head.length);
+  return out;
 }

@@ -163,13 +163,45 @@ export function encodeHostFrameParts(message: HostMessage): Uint8Array[] {
     case "event":
       return w.shortText(message.name).json(message.body).frameParts(HostFrame.EVENT, message.data);
     case "output": {
+      if (message.marks.length === 0) return hotFrameParts(HostFrame.OUTPUT, message.ref, -1, message.data);
       w.u32(message.ref).u16(message.marks.length);
       for (const mark of message.marks) w.u32(mark.at).u8(mark.on ? 1 : 0);
       return w.frameParts(HostFrame.OUTPUT, message.data);
     }
     case "input":
-      return w.u32(message.ref).u8(message.flags).frameParts(HostFrame.INPUT, message.data);
+      return hotFrameParts(HostFrame.INPUT, message.ref, message.flags, message.data);
   }
+}
+
+/** Header bytes of an OUTPUT frame without marks and of an INPUT frame: length, type, ref, then u16 0 / u8 flags. */
+const OUTPUT_HEADER_BYTES = FRAME_HEADER_BYTES + 1 + 4 + 2;
+const INPUT_HEADER_BYTES = FRAME_HEADER_BYTES + 1 + 4 + 1;
+
+/**
+ * The frames of every keystroke and every PTY read (OUTPUT without marks, INPUT), written straight
+ * into one header: the same bytes as the general writer, without its per-field allocations.
+ * `flags` < 0 means OUTPUT (a zero mark count follows the ref instead of the flags byte).
+ */
+function hotFrameParts(type: number, ref: number, flags: number, data: Uint8Array): Uint8Array[] {
+  if (!Number.isInteger(ref) || ref < 0 || ref > U32_MAX) throw new HostEncodeError(`not a u32: ${ref}`);
+  const output = flags < 0;
+  const headerBytes = output ? OUTPUT_HEADER_BYTES : INPUT_HEADER_BYTES;
+  const bodyLength = headerBytes - FRAME_HEADER_BYTES + data.length;
+  if (bodyLength > MAX_HOST_FRAME_BYTES) throw new HostEncodeError(`frame of ${bodyLength} bytes is over the limit`);
+  const head = new Uint8Array(headerBytes);
+  writeU32(head, 0, bodyLength);
+  head[FRAME_HEADER_BYTES] = type;
+  writeU32(head, FRAME_HEADER_BYTES + 1, ref);
+  // OUTPUT: the u16 mark count stays 0; INPUT: the flags byte.
+  if (!output) head[FRAME_HEADER_BYTES + 5] = flags & 0xff;
+  return data.length > 0 ? [head, data] : [head];
+}
+
+function writeU32(bytes: Uint8Array, at: number, n: number): void {
+  bytes[at] = n >>> 24;
+  bytes[at + 1] = (n >>> 16) & 0xff;
+  bytes[at + 2] = (n >>> 8) & 0xff;
+  bytes[at + 3] = n & 0xff;
 }
 
 /** A message as one contiguous frame (tests, and messages too small to be worth two writes). */
