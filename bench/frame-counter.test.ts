@@ -7,8 +7,7 @@ import { startTestServer, type TestServer } from "../server/testing/test-server.
 import { waitFor } from "../server/testing/wait.ts";
 import { FrameCounter } from "./frame-counter.ts";
 import { StreamCounter } from "./stream-counter.ts";
-import { HandshakeRefused } from "./terminal-client.ts";
-import { UpgradeHandshake } from "./ws-handshake.ts";
+import { HandshakeRefused, UpgradeHandshake } from "../server/testing/ws-handshake.ts";
 
 /** Generous for a loaded 2-core machine; every wait ends on a condition, this is only the deadline. */
 const WAIT_MS = 20_000;

@@ -12,7 +12,7 @@ import { encodeInput } from "../server/contract/index.ts";
 import { CLOSE_NO_STATUS, StreamCounter } from "./stream-counter.ts";
 import { CONNECT_TIMEOUT_MS, type ConnectOptions } from "./terminal-client.ts";
 import { RawWsSocket } from "./raw-ws-socket.ts";
-import { WsOpcode } from "./ws-frame-parser.ts";
+import { WsOpcode } from "../server/testing/ws-frame-parser.ts";
 import { untilClientHolds } from "./wait.ts";
 import { terminalStreamPath } from "../server/contract/terminal-query.ts";
 

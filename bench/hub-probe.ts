@@ -6,7 +6,8 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ServerProcess } from "./server-process.ts";
-import { HandshakeRefused, TerminalClient } from "./terminal-client.ts";
+import { HandshakeRefused } from "../server/testing/ws-handshake.ts";
+import { TerminalClient } from "./terminal-client.ts";
 
 const HUB_MODULE = fileURLToPath(new URL("../server/hub/terminal-hub.ts", import.meta.url));
 

@@ -5,8 +5,8 @@
  */
 import { randomFillSync } from "node:crypto";
 import { connect as connectTcp, type Socket } from "node:net";
-import { encodeClientFrame } from "./ws-frame-parser.ts";
-import { UpgradeHandshake } from "./ws-handshake.ts";
+import { encodeClientFrame } from "../server/testing/ws-frame-parser.ts";
+import { UpgradeHandshake } from "../server/testing/ws-handshake.ts";
 
 /**
  * One read buffer per connection, reused for every read (node:net's `onread`), as a C reader

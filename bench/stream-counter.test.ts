@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { encodeExit, encodeOutput, encodePosition, encodeSnapshot, type PositionPayload } from "../server/contract/index.ts";
 import { OUTPUT_TAIL_BYTES, StreamCounter } from "./stream-counter.ts";
-import { encodeServerFrame, WsOpcode } from "./ws-frame-parser.ts";
+import { encodeServerFrame, WsOpcode } from "../server/testing/ws-frame-parser.ts";
 
 /** A StreamCounter that records what the connection would have to answer. */
 class RecordingCounter extends StreamCounter {

@@ -9,7 +9,7 @@
  */
 import { decodeServerFrame, ServerFrame } from "../server/contract/index.ts";
 import { StreamTally } from "./stream-tally.ts";
-import { WsFrameParser, WsOpcode, WsProtocolError } from "./ws-frame-parser.ts";
+import { WsFrameParser, WsOpcode, WsProtocolError } from "../server/testing/ws-frame-parser.ts";
 
 /** Output bytes kept from the end of the stream: an end marker is a few dozen. */
 export const OUTPUT_TAIL_BYTES = 256;

@@ -15,18 +15,12 @@ import type { Socket } from "node:net";
 import WebSocket from "ws";
 import { decodeServerFrame, encodeClientMessage, encodeInput, ServerFrame } from "../server/contract/index.ts";
 import { StreamTally } from "./stream-tally.ts";
+import { HandshakeRefused } from "../server/testing/ws-handshake.ts";
 import { untilClientHolds } from "./wait.ts";
 import { terminalStreamPath } from "../server/contract/terminal-query.ts";
 
 /** Handshake plus the first frames on a loaded machine. */
 export const CONNECT_TIMEOUT_MS = 15_000;
-
-/** The handshake was answered with an HTTP status instead of an upgrade (404: no hub yet). */
-export class HandshakeRefused extends Error {
-  constructor(readonly status: number) {
-    super(`WebSocket handshake refused with HTTP ${status}`);
-  }
-}
 
 export type ConnectOptions = {
   url: string;

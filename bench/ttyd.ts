@@ -26,7 +26,7 @@ import { OUTPUT_TAIL_BYTES, OutputTail } from "./stream-counter.ts";
 import { RawWsSocket } from "./raw-ws-socket.ts";
 import { StreamTally } from "./stream-tally.ts";
 import { untilClientHolds } from "./wait.ts";
-import { WsFrameParser, WsOpcode, WsProtocolError } from "./ws-frame-parser.ts";
+import { WsFrameParser, WsOpcode, WsProtocolError } from "../server/testing/ws-frame-parser.ts";
 
 export const TTYD_ENV = "WEBMUX_TTYD";
 const SHARED_TTYD = "/work/shared/baselines/ttyd";

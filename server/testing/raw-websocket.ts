@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { constants as zlib, inflateRawSync } from "node:zlib";
+import { encodeClientFrame, WsOpcode } from "./ws-frame-parser.ts";
+import { UpgradeHandshake } from "./ws-handshake.ts";
 
-/** WebSocket opcodes this client speaks (RFC 6455 §5.2). */
-export const Opcode = { TEXT: 0x1, BINARY: 0x2, CLOSE: 0x8, PING: 0x9, PONG: 0xa } as const;
+/** WebSocket opcodes (RFC 6455 §5.2). */
+export const Opcode = WsOpcode;
 
 /** A server frame as it was on the wire: its flags, and the payload as sent (still compressed with RSV1). */
 export type RawFrame = { opcode: number; payload: Buffer; fin: boolean; rsv1: boolean; masked: boolean };
@@ -63,16 +65,7 @@ export class RawWebSocket {
     const { hostname, port } = new URL(baseUrl);
     const socket = connect({ host: hostname, port: Number(port), ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
     const client = new RawWebSocket(socket);
-    const lines = [
-      `GET ${path} HTTP/1.1`,
-      `Host: ${hostname}:${port}`,
-      "Upgrade: websocket",
-      "Connection: Upgrade",
-      `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}`,
-      "Sec-WebSocket-Version: 13",
-      ...Object.entries(options.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
-    ];
-    socket.write(lines.join("\r\n") + "\r\n\r\n");
+    socket.write(new UpgradeHandshake().request(path, `${hostname}:${port}`, options.headers ?? {}));
     return client;
   }
 
@@ -91,21 +84,8 @@ export class RawWebSocket {
   }
 
   /** A masked client frame (clients must mask, RFC 6455 §5.3). `announce` lies about the payload length. */
-  static frame(opcode: number, payload: Uint8Array, { fin = true, announce }: { fin?: boolean; announce?: number } = {}): Buffer {
-    const length = announce ?? payload.length;
-    const head: number[] = [(fin ? 0x80 : 0) | opcode];
-    if (length < 126) head.push(0x80 | length);
-    else if (length < 65536) head.push(0x80 | 126, length >> 8, length & 0xff);
-    else {
-      head.push(0x80 | 127);
-      const big = Buffer.alloc(8);
-      big.writeBigUInt64BE(BigInt(length));
-      head.push(...big);
-    }
-    const mask = randomBytes(4);
-    const body = Buffer.from(payload);
-    for (let i = 0; i < body.length; i++) body[i]! ^= mask[i & 3]!;
-    return Buffer.concat([Buffer.from(head), mask, body]);
+  static frame(opcode: number, payload: Uint8Array, options: { fin?: boolean; announce?: number } = {}): Buffer {
+    return encodeClientFrame(opcode, payload, randomBytes(4), options);
   }
 
   send(opcode: number, payload: Uint8Array): void {

@@ -160,12 +160,20 @@ export class WsFrameParser {
   }
 }
 
-/** One masked client frame (RFC 6455 §5.3): a client must mask every frame it sends. */
-export function encodeClientFrame(opcode: number, payload: Uint8Array, maskKey: Uint8Array): Buffer {
-  const length = payload.length;
+/**
+ * One masked client frame (RFC 6455 §5.3): a client must mask every frame it sends. A hostile
+ * test may leave `fin` off or `announce` a payload length other than the bytes it gives.
+ */
+export function encodeClientFrame(
+  opcode: number,
+  payload: Uint8Array,
+  maskKey: Uint8Array,
+  { fin = true, announce }: { fin?: boolean; announce?: number } = {},
+): Buffer {
+  const length = announce ?? payload.length;
   const extended = length < LENGTH_16 ? 0 : length <= 0xffff ? 2 : 8;
-  const out = Buffer.allocUnsafe(2 + extended + 4 + length);
-  out[0] = 0x80 | opcode;
+  const out = Buffer.allocUnsafe(2 + extended + 4 + payload.length);
+  out[0] = (fin ? 0x80 : 0) | opcode;
   if (extended === 0) out[1] = 0x80 | length;
   else if (extended === 2) {
     out[1] = 0x80 | LENGTH_16;
@@ -177,7 +185,7 @@ export function encodeClientFrame(opcode: number, payload: Uint8Array, maskKey: 
   const maskAt = 2 + extended;
   out.set(maskKey.subarray(0, 4), maskAt);
   const payloadAt = maskAt + 4;
-  for (let i = 0; i < length; i++) out[payloadAt + i] = payload[i]! ^ maskKey[i & 3]!;
+  for (let i = 0; i < payload.length; i++) out[payloadAt + i] = payload[i]! ^ maskKey[i & 3]!;
   return out;
 }
 

@@ -1,16 +1,23 @@
 /**
- * The client side of the WebSocket opening handshake (RFC 6455 §4.1) for bench/frame-counter.ts:
+ * The client side of the WebSocket opening handshake (RFC 6455 §4.1) for the raw clients
+ * (bench/raw-ws-socket.ts, server/testing/raw-websocket.ts):
  * the GET with `Upgrade: websocket` and a fresh key, and a reader of the server's answer that
  * checks the 101, the Upgrade/Connection headers and Sec-WebSocket-Accept, and that no extension
  * was negotiated (none is offered).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { HandshakeRefused } from "./terminal-client.ts";
 
 /** RFC 6455 §1.3: the GUID appended to the key for Sec-WebSocket-Accept. */
 const WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 /** The answer to an upgrade is a few hundred bytes; this much without its end is not one. */
 const MAX_ANSWER_BYTES = 16 * 1024;
+
+/** The handshake was answered with an HTTP status instead of an upgrade (404: no hub yet). */
+export class HandshakeRefused extends Error {
+  constructor(readonly status: number) {
+    super(`WebSocket handshake refused with HTTP ${status}`);
+  }
+}
 
 /** The upgrade was answered with 101 but broke the handshake's rules. */
 export class HandshakeInvalid extends Error {
