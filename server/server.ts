@@ -8,7 +8,8 @@ import { spawnPty } from "./pty/index.ts";
 import { AgentApi } from "./agent/agent-api.ts";
 import { registerAgentRoutes } from "./agent/agent-routes.ts";
 import { registerAgentSocket } from "./agent/agent-socket.ts";
-import { ShellIntegration } from "./agent/shell-integration.ts";
+import { integratedShellOf, ShellIntegration } from "./agent/shell-integration.ts";
+import type { ResumedShell } from "./agent/command-tracker.ts";
 import { PrincipalGate } from "./agent/principal-gate.ts";
 import { AgentTokenStore } from "./agent/tokens.ts";
 import { answerClientError, App } from "./http/app.ts";
@@ -169,11 +170,12 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     spawnPty: host ? host.spawnPty : spawnPty,
     prepareSpawn: integration.prepareSpawn,
     maxSessions: options.maxSessions,
-    beforeCreate: host ? async () => adoptSessions(registry, await host.ensure()) : undefined,
+    beforeCreate: host ? async () => void adoptSessions(registry, integration, await host.ensure()) : undefined,
   });
   const gate = new PrincipalGate(tokens, settings, loggedOut);
+  let resumedShells = new Map<string, ResumedShell>();
   if (host) {
-    adoptSessions(registry, adopted);
+    resumedShells = adoptSessions(registry, integration, adopted);
     const titles = new Map<string, string | null>();
     registry.events.on("updated", (session, previewOnly) => {
       if (previewOnly || titles.get(session.id) === session.customTitle) return;
@@ -211,7 +213,7 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   sessionList.register(app);
   const settingsStream = new SettingsStream(settings, acceptor);
   settingsStream.register(app);
-  const agent = new AgentApi({ registry, settings, tokens, integration });
+  const agent = new AgentApi({ registry, settings, tokens, integration, resumedShells });
   registerAgentRoutes(app, agent);
   const agentSockets = registerAgentSocket(app, agent, acceptor);
 
@@ -298,10 +300,21 @@ function protocolMismatchLine(dataDir: string, err: HostRefusedError): string {
   return `the session host of ${dataDir} is ${err.build} (host protocol ${err.protocol}), this server ${WEBMUX_BUILD} speaks ${HOST_PROTOCOL}: its sessions keep running there; serve them with the webmux that started it, or end them with that build's webmux stop`;
 }
 
-/** The sessions the host kept while no server ran, back in the registry with their ids and generations. */
-function adoptSessions(registry: SessionRegistry, adopted: AdoptedRun[]): void {
+/**
+ * The sessions the host kept while no server ran, back in the registry with their ids and
+ * generations; a shell with integration keeps its nonce, and where it was is returned for the
+ * Agent API (a command still running there is waited for).
+ */
+function adoptSessions(registry: SessionRegistry, integration: ShellIntegration, adopted: AdoptedRun[]): Map<string, ResumedShell> {
+  const shells = new Map<string, ResumedShell>();
   for (const a of adopted) {
     if (!a.run) continue; // a session that never started a run has nothing to resume
+    const shell = a.run.shell;
+    const integrated = shell ? integratedShellOf(a.command) : null;
+    if (shell && integrated && a.run.status === "running") {
+      integration.adopt(a.id, integrated.shell, shell.nonce);
+      shells.set(a.id, { phase: shell.phase, command: shell.command, startedAt: shell.startedAt });
+    }
     registry.adopt({
       id: a.id,
       command: a.command,
@@ -322,4 +335,5 @@ function adoptSessions(registry: SessionRegistry, adopted: AdoptedRun[]): void {
       },
     });
   }
+  return shells;
 }

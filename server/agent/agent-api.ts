@@ -11,7 +11,7 @@ import type { SessionRegistry } from "../session/registry.ts";
 import type { Session } from "../session/session.ts";
 import type { SettingsStore } from "../store/settings.ts";
 import { ActiveSession } from "./active-session.ts";
-import { CommandTracker, type CommandEnd } from "./command-tracker.ts";
+import { CommandTracker, type CommandEnd, type ResumedShell } from "./command-tracker.ts";
 import { TRAILING_MARKS } from "./marks.ts";
 import { outputText } from "./output-text.ts";
 import { RUN_RETRY_AFTER_S, RunSlots } from "./run-slots.ts";
@@ -29,6 +29,8 @@ export type AgentApiOptions = {
   settings: SettingsStore;
   tokens: AgentTokenStore;
   integration: ShellIntegration | null;
+  /** sessions taken over from the session host: where each one's shell was (docs/design.md, What survives a restart) */
+  resumedShells?: ReadonlyMap<string, ResumedShell>;
 };
 
 export class AgentApi {
@@ -39,6 +41,7 @@ export class AgentApi {
   readonly settings: SettingsStore;
   readonly tokens: AgentTokenStore;
   private readonly integration: ShellIntegration | null;
+  private readonly resumedShells: Map<string, ResumedShell>;
   private readonly tracked = new Map<string, Tracked>();
   private readonly unsubscribe: Array<() => void>;
 
@@ -47,6 +50,7 @@ export class AgentApi {
     this.settings = options.settings;
     this.tokens = options.tokens;
     this.integration = options.integration;
+    this.resumedShells = new Map(options.resumedShells);
     this.active = new ActiveSession(this.registry);
     for (const s of this.registry.list()) this.track(s);
     this.unsubscribe = [
@@ -120,7 +124,9 @@ export class AgentApi {
       session,
       () => this.integration?.of(session.id) ?? null,
       () => this.events.listenerCount("event") > 0,
+      this.resumedShells.get(session.id) ?? null,
     );
+    this.resumedShells.delete(session.id);
     const runner = new SessionRunner(session, tracker, {
       started: (command) => this.publish("command_started", { pane_id: session.id, command }),
       finished: (command, result, durationMs) =>

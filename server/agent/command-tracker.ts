@@ -63,6 +63,12 @@ export type TrackerEvents = {
 
 type Phase = "starting" | "prompt" | "running" | "ended";
 
+/**
+ * Where a shell was when this server took its session over from the session host, as the host
+ * followed its marks (docs/design.md, What survives a restart). "none": it cannot integrate.
+ */
+export type ResumedShell = { phase: Phase | "none"; command: string; startedAt: number };
+
 export class CommandTracker {
   readonly events = new Emitter<TrackerEvents>();
   private _mode: TrackerMode = "detect";
@@ -84,11 +90,13 @@ export class CommandTracker {
   /**
    * @param integrationOf the integration the session's current run was started with
    * @param eventsWanted whether anyone listens for command events: a person's commands keep no output otherwise
+   * @param resumed where the shell of a session taken over from the session host was
    */
   constructor(
     readonly session: Session,
     private readonly integrationOf: () => SpawnIntegration | null,
     private readonly eventsWanted: () => boolean = () => false,
+    resumed: ResumedShell | null = null,
   ) {
     this.unsubscribe = [
       session.events.on("output", (chunk, events) => this.handleOutput(chunk, events)),
@@ -96,6 +104,27 @@ export class CommandTracker {
       session.events.on("generation", () => this.reset()),
     ];
     this.reset();
+    if (resumed && this.integration && session.status === "running") this.resume(resumed);
+  }
+
+  /** Carry on from where the host saw the shell: a command it saw start is still running, and the next run waits for it. */
+  private resume(shell: ResumedShell): void {
+    if (shell.phase === "starting") return; // no mark yet: pending, as for a shell that just started
+    if (shell.phase === "none") {
+      this.setMode("detect");
+      return;
+    }
+    this.setMode("integrated");
+    this.phase = shell.phase;
+    if (shell.phase === "running") {
+      const keep = this.eventsWanted() ? EVENT_OUTPUT_BYTES : 0;
+      this.record = { command: shell.command, startedAt: shell.startedAt, owner: null, output: new OutputCapture(keep) };
+    } else if (shell.phase === "prompt") {
+      // A line editor reading switched bracketed paste on; a shell without it is taken as ready once quiet.
+      this.inputReady = this.session.scanner.bracketedPaste;
+      if (!this.inputReady) this.scheduleQuietCheck();
+    }
+    this.events.emit("changed");
   }
 
   get mode(): TrackerMode {

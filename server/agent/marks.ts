@@ -13,6 +13,9 @@
  *   633;P;Integration=none;webmux=<nonce>  this shell cannot integrate (bash < 4.4)
  */
 
+/** The variable a shell with integration gets its nonce in (./shell-integration.ts). */
+export const SHELL_NONCE_VARIABLE = "WEBMUX_SHELL_NONCE";
+
 export type Mark =
   | { kind: "A"; status: number | null }
   | { kind: "B" }

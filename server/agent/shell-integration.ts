@@ -26,6 +26,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { PtySpawnOptions } from "../pty/pty.ts";
+import { SHELL_NONCE_VARIABLE } from "./marks.ts";
 
 /** Where the scripts live in the source tree. */
 const SCRIPT_DIR = join(dirname(fileURLToPath(import.meta.url)), "shell");
@@ -97,7 +98,7 @@ export class ShellIntegration {
     }
     const nonce = randomBytes(NONCE_BYTES).toString("hex");
     this.current.set(sessionId, { shell: target.shell, nonce });
-    const env: Record<string, string> = { ...spawn.env, WEBMUX_SHELL_NONCE: nonce };
+    const env: Record<string, string> = { ...spawn.env, [SHELL_NONCE_VARIABLE]: nonce };
     if (target.shell === "bash") {
       delete env.WEBMUX_SHELL_LOGIN;
       if (target.login) env.WEBMUX_SHELL_LOGIN = "1";
@@ -112,6 +113,11 @@ export class ShellIntegration {
   /** The integration of the session's current run, or null when it was started without one. */
   of(sessionId: string): SpawnIntegration | null {
     return this.current.get(sessionId) ?? null;
+  }
+
+  /** A session the session host kept across a restart: its shell runs on with the nonce it was started with. */
+  adopt(sessionId: string, shell: IntegratedShell, nonce: string): void {
+    this.current.set(sessionId, { shell, nonce });
   }
 
   forget(sessionId: string): void {

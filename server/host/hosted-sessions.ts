@@ -11,6 +11,7 @@ import { terminate, TERMINATE_GRACE_MS } from "../pty/terminate.ts";
 import { RingBuffer } from "../session/ring-buffer.ts";
 import { TerminalScanner } from "../vt/terminal-scanner.ts";
 import { PeerRole } from "./protocol.ts";
+import { SHELL_NONCE_VARIABLE, ShellMarks, type ShellState } from "./shell-marks.ts";
 import { HostRequestError, type HostPeer, type HostReply, type HostService } from "./session-host.ts";
 
 /**
@@ -47,6 +48,8 @@ type HostedRun = {
   exitCode: number | null;
   /** the server asked to stop reading (its clients are slow) */
   pausedByServer: boolean;
+  /** a shell started with integration: where its marks say it is */
+  shell: ShellMarks | null;
 };
 
 export type HostedSubmission = { id: string; clientId: string; createdAt: number; state: "received" | "written" | "partial" };
@@ -74,6 +77,8 @@ export type AdoptedSession = HostedSessionMeta & {
     end: number;
     /** restores the terminal modes that output before `start` set */
     modes: string;
+    /** a shell with integration: its nonce and whether a command runs (absent from hosts before it was kept) */
+    shell?: ShellState | null;
   } | null;
   submissions: HostedSubmission[];
 };
@@ -249,6 +254,7 @@ export class HostedSessions implements HostService {
               start: withBytes ? run.ring.start : run.ring.end,
               end: run.ring.end,
               modes: run.scanner.restoreSequence(),
+              shell: withBytes ? (run.shell?.state ?? null) : null,
             }
           : null,
         submissions: [...s.submissions.values()],
@@ -279,13 +285,16 @@ export class HostedSessions implements HostService {
       this.sessions.set(meta.id, session);
     }
     if (session.run) this.runs.delete(session.run.ref);
-    const run: HostedRun = { ref, generation, pty, ring: new RingBuffer(bufferBytes), scanner: new TerminalScanner(), status: "running", exitCode: null, pausedByServer: false };
+    const nonce = spawn.env[SHELL_NONCE_VARIABLE];
+    const shell = nonce ? new ShellMarks(nonce) : null;
+    const run: HostedRun = { ref, generation, pty, ring: new RingBuffer(bufferBytes), scanner: new TerminalScanner(), status: "running", exitCode: null, pausedByServer: false, shell };
     session.run = run;
     const hosted = session;
     this.runs.set(ref, { session: hosted, run });
     pty.onData((chunk) => {
       run.ring.append(chunk);
-      run.scanner.feed(chunk);
+      const events = run.scanner.feed(chunk);
+      if (shell && events.length > 0) shell.follow(events);
       const server = this.server;
       if (!server) return;
       server.send({ type: "output", ref, marks: [], data: chunk });
