@@ -10,10 +10,11 @@ import { Emitter } from "../session/emitter.ts";
 import { decodeHostFrame, encodeHostFrameParts, HostFrameReader, MAX_HOST_FRAME_BYTES, type HostMessage } from "./protocol.ts";
 
 /**
- * A frame up to this size is copied into one buffer and written at once when nothing of its turn
- * waits before it: copying a few KiB costs less than a second write or a deferred vectored one.
+ * A frame up to this size (an echo, a prompt, a line) is copied into one buffer and written at once
+ * when nothing of its turn waits before it. Larger ones (a PTY read of a flood is ~4 KiB) keep
+ * the corked two-part write: no copy, no buffer allocated per frame.
  */
-export const SINGLE_WRITE_MAX_BYTES = 16 * 1024;
+export const SINGLE_WRITE_MAX_BYTES = 1024;
 
 export type HostSocketEvents = {
   message: [message: HostMessage];
