@@ -144,6 +144,8 @@ export class HeadlessScreen {
   private readonly scrollback: number;
   private pending: Uint8Array | null = null;
   private pendingLength = 0;
+  /** the last batch went out full: output is flowing, so the next one starts at full size instead of growing by copies */
+  private flowing = false;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private posted = 0;
   private parsed = 0;
@@ -231,7 +233,10 @@ export class HeadlessScreen {
       this.pending!.set(n === length ? chunk : chunk.subarray(offset, offset + n), this.pendingLength);
       this.pendingLength += n;
       offset += n;
-      if (this.pendingLength === BATCH_BYTES) this.flush();
+      if (this.pendingLength === BATCH_BYTES) {
+        this.flowing = true;
+        this.flush();
+      }
     }
     if (this.pendingLength > 0 && !this.flushTimer) {
       this.flushTimer = setTimeout(() => this.flush(), FLUSH_DELAY_MS);
@@ -383,6 +388,7 @@ export class HeadlessScreen {
       this.flushTimer = null;
     }
     if (this.pendingLength === 0 || !this.pending) return;
+    if (this.pendingLength < BATCH_BYTES) this.flowing = false;
     let data = this.pendingLength === this.pending.length ? this.pending : this.pending.slice(0, this.pendingLength);
     // Released rather than reused: an idle screen then holds no batch buffer at all.
     this.pending = null;
@@ -395,10 +401,13 @@ export class HeadlessScreen {
     this.attached().post({ type: "write", screen: this.id, data, gap }, [data.buffer as ArrayBuffer]);
   }
 
-  /** The pending batch grows as needed: an isolated echo costs a small buffer, a flood full batches. */
+  /**
+   * The pending batch grows as needed: an isolated echo costs a small buffer; in a flood (the last
+   * batch went out full) each batch is allocated at full size at once, without the copies of growing.
+   */
   private ensurePendingRoom(needed: number): void {
     if (this.pending && this.pending.length >= needed) return;
-    const size = Math.min(BATCH_BYTES, Math.max(needed, MIN_BATCH_ALLOC_BYTES, (this.pending?.length ?? 0) * 2));
+    const size = this.flowing ? BATCH_BYTES : Math.min(BATCH_BYTES, Math.max(needed, MIN_BATCH_ALLOC_BYTES, (this.pending?.length ?? 0) * 2));
     const grown = new Uint8Array(size);
     if (this.pending) grown.set(this.pending.subarray(0, this.pendingLength));
     this.pending = grown;
