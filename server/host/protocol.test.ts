@@ -56,6 +56,15 @@ describe("host protocol: byte vectors", () => {
     expect(toHex(frame)).toBe("00 00 00 07 21 00 00 00 01 01 0d");
   });
 
+  it("the hot frames (INPUT, OUTPUT without marks) round-trip at the edges of their fields", () => {
+    for (const ref of [0, 1, 0x7fffffff, 0x80000000, 0xffffffff]) {
+      const input = { type: "input", ref, flags: 255, data: hex("00 ff") } as const;
+      expect(decodeHostFrame(body(encodeHostFrame(input)))).toEqual(input);
+      const output: HostMessage = { type: "output", ref, marks: [], data: new Uint8Array(0) };
+      expect(decodeHostFrame(body(encodeHostFrame(output)))).toEqual(output);
+    }
+  });
+
   it("parts keep the bytes apart from the header (no copy of the payload)", () => {
     const data = hex("41 42");
     const parts = encodeHostFrameParts({ type: "output", ref: 1, marks: [], data });

@@ -278,6 +278,8 @@ class ReadError extends Error {}
 /** One frame's type byte and body (without the length prefix). */
 export function decodeHostFrame(frame: Uint8Array): DecodedHostFrame {
   if (frame.length < 1) return { type: "invalid", reason: "empty frame" };
+  const hot = decodeHotFrame(frame);
+  if (hot) return hot;
   const r = new Reader(frame.subarray(1));
   try {
     const message = readMessage(frame[0]!, r);
@@ -286,6 +288,25 @@ export function decodeHostFrame(frame: Uint8Array): DecodedHostFrame {
     if (err instanceof ReadError) return { type: "invalid", reason: err.message };
     throw err;
   }
+}
+
+/**
+ * Every keystroke and PTY read (INPUT, OUTPUT without marks) read straight off the bytes, without
+ * a Reader; null for anything else (which the general reader then decodes, errors included).
+ */
+function decodeHotFrame(frame: Uint8Array): HostMessage | null {
+  const type = frame[0];
+  if (type === HostFrame.INPUT && frame.length >= 6) {
+    return { type: "input", ref: readU32(frame, 1), flags: frame[5]!, data: frame.subarray(6) };
+  }
+  if (type === HostFrame.OUTPUT && frame.length >= 7 && frame[5] === 0 && frame[6] === 0) {
+    return { type: "output", ref: readU32(frame, 1), marks: [], data: frame.subarray(7) };
+  }
+  return null;
+}
+
+function readU32(bytes: Uint8Array, at: number): number {
+  return ((bytes[at]! << 24) | (bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!) >>> 0;
 }
 
 function readMessage(type: number, r: Reader): HostMessage | null {
