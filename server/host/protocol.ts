@@ -400,7 +400,7 @@ export class HostFrameReader {
 
   private peekLength(): number {
     const first = this.chunks[0]!;
-    if (first.length >= FRAME_HEADER_BYTES) return new DataView(first.buffer, first.byteOffset, first.byteLength).getUint32(0);
+    if (first.length >= FRAME_HEADER_BYTES) return readU32(first, 0);
     const head = new Uint8Array(FRAME_HEADER_BYTES);
     let at = 0;
     for (const c of this.chunks) {
