@@ -1,7 +1,7 @@
 /**
  * The cheapest honest `/ws/s/{id}` reader, for the throughput benchmarks: what a minimal real
  * consumer (`websocat … > /dev/null`) costs, so a figure measures the server and not a client
- * library. It does the upgrade itself over node:net (ws-handshake.ts) and counts frames straight
+ * library. It does the upgrade itself over node:net (server/testing/ws-handshake.ts) and counts frames straight
  * off the socket's chunks (stream-counter.ts): output is counted, never joined or copied.
  * Keystrokes are the contract's 0x00 frames, masked as a client must; pings are answered; a close
  * frame's code is recorded (4408: fell too far behind) and echoed. No permessage-deflate: the

@@ -1,7 +1,7 @@
 /**
  * The socket half of the raw readers (frame-counter.ts for webmux, ttyd.ts's TtydReader): a
  * node:net connection that reads into one reused buffer, does the upgrade itself
- * (ws-handshake.ts) and writes masked client frames. What the frames mean is the reader's.
+ * (server/testing/ws-handshake.ts) and writes masked client frames. What the frames mean is the reader's.
  */
 import { randomFillSync } from "node:crypto";
 import { connect as connectTcp, type Socket } from "node:net";

@@ -1,6 +1,6 @@
 /**
  * The reading half of bench/frame-counter.ts, without a socket: server → client bytes of
- * `/ws/s/{id}` in, counts out. Frames are parsed straight off the chunks (ws-frame-parser.ts);
+ * `/ws/s/{id}` in, counts out. Frames are parsed straight off the chunks (server/testing/ws-frame-parser.ts);
  * the first byte of each message is the webmux opcode (server/contract/frames.ts). Output (0x00)
  * and snapshot (0x01) payloads are counted and never joined or copied, except for a short tail of
  * the output kept for end-marker checks; the small JSON frames (position, status, exit, …) are
