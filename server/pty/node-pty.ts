@@ -10,7 +10,7 @@ import { closeSync, constants as fsConstants, openSync, readSync, writeSync } fr
 import type { Socket } from "node:net";
 import { spawn as forkPty, type IPty } from "node-pty";
 import { setCloseOnExec, setCloseOnExecFrom } from "webmux-fd-flags";
-import { PTY_TERM_NAME, PtySpawnError, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
+import { PTY_TERM_NAME, PtySpawnError, type PtyHandover, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
 import { assertSpawnable, childEnvironment, PtyEventRelay, signalProcessGroup, toPtyExit } from "./pty-support.ts";
 
 /**
@@ -53,6 +53,30 @@ function writeNow(term: IPty, bytes: Buffer): void {
 
 /** How often a pending write queue is looked at; writes to a PTY usually finish within one. */
 const DRAIN_POLL_MS = 2;
+/** A handover waits this long for queued input to reach the program; a program that reads nothing keeps the PTY here. */
+export const HANDOVER_WRITE_WAIT_MS = 2_000;
+
+/**
+ * Stop a terminal's read stream for good and deliver what it read but has not emitted yet, so
+ * that the bytes delivered so far are exactly the bytes taken from the kernel (docs/design.md,
+ * What survives a restart: the successor reads on from there). A paused stream keeps reading
+ * into its buffer, so the handle itself is stopped; `read()` hands the buffer out as 'data'
+ * (it may restart the handle, which is stopped again before the event loop could read anything).
+ */
+export function stopReadStream(socket: Socket): void {
+  const handle = (socket as unknown as { _handle?: { readStop?: () => number; reading?: boolean } })._handle;
+  const stop = () => {
+    if (!handle?.readStop) return;
+    handle.readStop();
+    handle.reading = false;
+  };
+  socket.pause();
+  stop();
+  while (socket.read() !== null) {
+    // each read() emits its chunk as 'data'
+  }
+  stop();
+}
 
 /**
  * node-pty queues writes and retries on EAGAIN without telling anyone when they finish; its
@@ -99,6 +123,8 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
   if (typeof master === "number") setCloseOnExec(master);
 
   const relay = new PtyEventRelay();
+  /** the terminal went to a successor host: nothing is read, written or resized here any more */
+  let handedOver = false;
   const keeper = new ReadSideKeeper(
     term,
     (chunk) => relay.deliverData(chunk),
@@ -117,14 +143,14 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     onData: (listener) => relay.onData(listener),
     onExit: (listener) => relay.onExit(listener),
     write(data) {
-      if (relay.hasExited) return;
+      if (relay.hasExited || handedOver) return;
       writeNow(term, typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     },
     drained() {
       return whenQueueEmpty(term, () => relay.hasExited);
     },
     resize(cols, rows) {
-      if (relay.hasExited) return;
+      if (relay.hasExited || handedOver) return;
       if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 1 || rows < 1) {
         throw new RangeError(`PTY size must be positive integers, got ${cols}x${rows}`);
       }
@@ -135,16 +161,52 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
       }
     },
     pause() {
+      if (handedOver) return;
       term.pause();
       keeper.setPaused(true);
     },
     resume() {
+      if (handedOver) return;
       keeper.setPaused(false);
       term.resume();
     },
     kill(signal = "SIGHUP") {
       if (relay.hasExited) return;
       signalProcessGroup(term.pid, signal);
+    },
+    async handover(): Promise<PtyHandover | null> {
+      const unix = term as unknown as { _socket?: Socket; _writeStream?: { dispose?: () => void }; ptsName?: string };
+      const socket = unix._socket;
+      if (relay.hasExited || keeper.exiting || handedOver || typeof master !== "number" || !socket) return null;
+      // Input still queued goes to the program first: the successor starts with an empty queue.
+      let waited = false;
+      const timer = setTimeout(() => (waited = true), HANDOVER_WRITE_WAIT_MS);
+      await whenQueueEmpty(term, () => relay.hasExited || waited);
+      clearTimeout(timer);
+      const queue = (term as unknown as { _writeStream?: { _writeQueue?: unknown[] } })._writeStream?._writeQueue;
+      if (relay.hasExited || keeper.exiting || (Array.isArray(queue) && queue.length > 0)) return null;
+      stopReadStream(socket);
+      keeper.setPaused(true);
+      if (relay.hasExited || keeper.exiting) {
+        keeper.setPaused(false);
+        term.resume();
+        return null;
+      }
+      return {
+        fd: master,
+        ptsName: typeof unix.ptsName === "string" ? unix.ptsName : null,
+        release() {
+          handedOver = true;
+          // Closes the kept program side; the socket's destroy now really closes the master.
+          keeper.dispose();
+          unix._writeStream?.dispose?.();
+          socket.destroy();
+        },
+        abort() {
+          keeper.setPaused(false);
+          term.resume();
+        },
+      };
     },
   };
 }
@@ -234,6 +296,11 @@ class ReadSideKeeper {
     this.released = true;
     clearTimeout(this.holdTimer);
     this.closeSlave();
+  }
+
+  /** node-pty has seen the program end and its exit is on its way. */
+  get exiting(): boolean {
+    return this.exitPending;
   }
 
   /** Paused now, unless the hold for this exit has run out. */

@@ -68,7 +68,30 @@ export interface PtyProcess {
    * even across a restart of the server (a PTY in the session host has it; a local one does not).
    */
   submit?(id: string, clientId: string, createdAt: number, bytes: Uint8Array): Promise<"written" | "partial">;
+  /**
+   * Stop reading and give the terminal out, for a successor session host to take the program
+   * over (docs/design.md, What survives a restart). Every byte read so far has been delivered
+   * through onData when it resolves; null when the program has exited (or is exiting). Only a
+   * PTY whose master descriptor this process holds has it.
+   */
+  handover?(): Promise<PtyHandover | null>;
 }
+
+/** A program's terminal on its way to a successor host. */
+export type PtyHandover = {
+  /** the terminal's master descriptor, still open here until `release` */
+  fd: number;
+  /** the terminal's program side (/dev/pts/N), which the successor may hold open as this process did */
+  ptsName: string | null;
+  /**
+   * The successor has its own copy: close this process's copies of the terminal. The program
+   * runs on; its exit is still reported through onExit and `exited` (this process waits for it),
+   * and kill still signals it. Nothing is read or written here any more.
+   */
+  release(): void;
+  /** The handover failed: read and write as before. */
+  abort(): void;
+};
 
 export type SpawnPty = (options: PtySpawnOptions) => PtyProcess;
 
