@@ -28,11 +28,11 @@ import { HybridManager } from "./hybrid/hybrid-manager.ts";
 import { hybridCreator, registerHookRoute, registerHybridRoutes } from "./hybrid/hybrid-routes.ts";
 import { SessionRegistry } from "./session/registry.ts";
 import { HostBinding, type AdoptedRun } from "./host/host-link.ts";
-import { HostRefusedError } from "./host/host-client.ts";
-import { HostStartError } from "./host/spawn-host.ts";
+import { HostGoneError, HostRefusedError, type HandedOver } from "./host/host-client.ts";
+import { handOverHost, HostStartError } from "./host/spawn-host.ts";
 import { HostDirError } from "./host/host-dir.ts";
-import { WEBMUX_BUILD } from "./host/build.ts";
-import { HOST_PROTOCOL, Refusal } from "./host/protocol.ts";
+import { SPOKEN_HOST_PROTOCOL, WEBMUX_BUILD } from "./host/build.ts";
+import { Refusal } from "./host/protocol.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { removeStaleTempFiles } from "./store/json-file.ts";
 import { LoggedOutCookies } from "./store/logged-out-cookies.ts";
@@ -159,9 +159,20 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     try {
       adopted = await host.open();
     } catch (err) {
-      if (err instanceof HostRefusedError && err.reason === Refusal.PROTOCOL) throw new StartupError(protocolMismatchLine(options.dataDir, err));
-      if (err instanceof HostRefusedError || err instanceof HostStartError || err instanceof HostDirError) throw new StartupError(`session host: ${err.message}`);
-      throw err;
+      if (!(err instanceof HostRefusedError && err.reason === Refusal.PROTOCOL)) throw startupErrorOf(err, options.dataDir);
+      // Another build's host: it hands its sessions over to a host of this build, or keeps them.
+      try {
+        const handed = await handOverHost(options.dataDir);
+        process.stderr.write(`${handedOverLine(options.dataDir, err, handed)}\n`);
+      } catch (handoverErr) {
+        if (handoverErr instanceof HostRefusedError || handoverErr instanceof HostGoneError) throw new StartupError(protocolMismatchLine(options.dataDir, err, handoverErr.message));
+        throw handoverErr;
+      }
+      try {
+        adopted = await host.open();
+      } catch (again) {
+        throw startupErrorOf(again, options.dataDir);
+      }
     }
   }
   const registry: SessionRegistry = new SessionRegistry({
@@ -292,12 +303,23 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   }, close, abort };
 }
 
+function startupErrorOf(err: unknown, dataDir: string): unknown {
+  if (err instanceof HostRefusedError && err.reason === Refusal.PROTOCOL) return new StartupError(protocolMismatchLine(dataDir, err, "it still speaks its own protocol after the handover"));
+  if (err instanceof HostRefusedError || err instanceof HostStartError || err instanceof HostDirError) return new StartupError(`session host: ${err.message}`);
+  return err;
+}
+
 /**
- * A host of another build holds the data dir's sessions. They are never ended for an upgrade: the
- * server says so and does not start (docs/design.md, What survives a restart).
+ * A host of another build holds the data dir's sessions and could not hand them over. They are
+ * never ended for an upgrade: the server says so and does not start (docs/design.md, What survives a restart).
  */
-function protocolMismatchLine(dataDir: string, err: HostRefusedError): string {
-  return `the session host of ${dataDir} is ${err.build} (host protocol ${err.protocol}), this server ${WEBMUX_BUILD} speaks ${HOST_PROTOCOL}: its sessions keep running there; serve them with the webmux that started it, or end them with that build's webmux stop`;
+function protocolMismatchLine(dataDir: string, err: HostRefusedError, why: string): string {
+  return `the session host of ${dataDir} is ${err.build} (host protocol ${err.protocol}), this server ${WEBMUX_BUILD} speaks ${SPOKEN_HOST_PROTOCOL} and the host could not hand its sessions over (${why}): its sessions keep running there; serve them with the webmux that started it, or end them with that build's webmux stop`;
+}
+
+function handedOverLine(dataDir: string, err: HostRefusedError, handed: HandedOver): string {
+  const what = handed.sessions === 1 ? "1 session" : `${handed.sessions} sessions`;
+  return `webmux: the session host of ${dataDir} was ${err.build} (host protocol ${err.protocol}); it handed ${what} over to a session host of this build (pid ${handed.pid})`;
 }
 
 /**

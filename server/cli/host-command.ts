@@ -4,12 +4,13 @@
  * docs/design.md, What survives a restart.
  */
 import { resolve } from "node:path";
-import { WEBMUX_BUILD } from "../host/build.ts";
+import { SPOKEN_HOST_PROTOCOL, WEBMUX_BUILD } from "../host/build.ts";
 import { HostConnection, HostUnavailableError } from "../host/host-client.ts";
 import { hostPaths, processExists } from "../host/host-dir.ts";
 import { PeerRole } from "../host/protocol.ts";
 import { HostedSessions } from "../host/hosted-sessions.ts";
 import { SessionHost } from "../host/session-host.ts";
+import { handOver, takeOver, type TakenOver } from "../host/successor.ts";
 import { spawnPty } from "../pty/index.ts";
 import { flagOrEnv, parseArgs, UsageError, type FlagSpec } from "./args.ts";
 import { commandHelp } from "./client-options.ts";
@@ -23,15 +24,26 @@ const HOST_FLAGS: FlagSpec[] = [
   { name: "help", kind: "boolean", help: "show this help", short: "h", env: false },
 ];
 
-function dataDirOf(argv: string[], usageLine: string, description: string): string | null {
-  const parsed = parseArgs(argv, HOST_FLAGS);
+const SUCCESSOR_FLAG: FlagSpec = {
+  name: "successor",
+  kind: "boolean",
+  help: "take the sessions over from the session host that started this one (it hands them over on fd 3)",
+  env: false,
+};
+
+function parseHostArgs(argv: string[], usageLine: string, description: string, flags: FlagSpec[] = HOST_FLAGS): { dataDir: string; successor: boolean } | null {
+  const parsed = parseArgs(argv, flags);
   if (parsed.flags.get("help")) {
-    process.stdout.write(commandHelp(usageLine, description, HOST_FLAGS.filter((f) => f.name !== "help")));
+    process.stdout.write(commandHelp(usageLine, description, flags.filter((f) => f.name !== "help")));
     return null;
   }
   if (parsed.positionals.length) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
   const value = flagOrEnv(parsed, "data-dir", process.env);
-  return resolve(typeof value === "string" && value !== "" ? value : defaultDataDir(process.env));
+  return { dataDir: resolve(typeof value === "string" && value !== "" ? value : defaultDataDir(process.env)), successor: parsed.flags.get("successor") === true };
+}
+
+function dataDirOf(argv: string[], usageLine: string, description: string): string | null {
+  return parseHostArgs(argv, usageLine, description)?.dataDir ?? null;
 }
 
 function logLine(line: string): void {
@@ -39,17 +51,46 @@ function logLine(line: string): void {
 }
 
 export async function hostCommand(argv: string[]): Promise<number> {
-  const dataDir = dataDirOf(argv, "host [--data-dir D]", "Run the session host of a data dir in the foreground (webmux serve starts one by itself).");
-  if (dataDir === null) return 0;
+  const args = parseHostArgs(argv, "host [--data-dir D]", "Run the session host of a data dir in the foreground (webmux serve starts one by itself).", [...HOST_FLAGS, SUCCESSOR_FLAG]);
+  if (args === null) return 0;
+  const { dataDir } = args;
   let exited!: (code: number) => void;
   const done = new Promise<number>((r) => (exited = r));
   const service = new HostedSessions(spawnPty, logLine);
-  const host = new SessionHost({ dataDir, build: WEBMUX_BUILD, service, log: logLine, onExit: () => exited(0) });
+  const host: SessionHost = new SessionHost({
+    dataDir,
+    build: WEBMUX_BUILD,
+    service,
+    log: logLine,
+    onExit: () => exited(0),
+    // docs/design.md, What survives a restart: a build of another host protocol takes the sessions over.
+    handover: (successor) => handOver(successor, service, { build: WEBMUX_BUILD, protocol: SPOKEN_HOST_PROTOCOL, pid: process.pid, hostId: host.id }, hostPaths(dataDir), logLine),
+  });
   service.onChange = () => host.checkIdle("the last session ended and no server is connected");
-  const started = await host.start();
-  if (started.status === "running") {
-    logLine(`another session host (pid ${started.pid}) already holds the sessions of ${dataDir}`);
-    return 0;
+  if (args.successor) {
+    let taken: TakenOver;
+    try {
+      taken = await takeOver(service, logLine);
+    } catch (err) {
+      logLine(`cannot take the sessions over: ${(err as Error).message}`);
+      return 1;
+    }
+    try {
+      await host.start({ successor: true });
+    } catch (err) {
+      taken.fail(`cannot listen: ${(err as Error).message}`);
+      logLine(`cannot listen: ${(err as Error).message}`);
+      return 1;
+    }
+    taken.begin();
+    taken.confirm();
+    logLine(`took ${taken.sessions} session(s) over from ${taken.from.build} (pid ${taken.from.pid}, host protocol ${taken.from.protocol})`);
+  } else {
+    const started = await host.start();
+    if (started.status === "running") {
+      logLine(`another session host (pid ${started.pid}) already holds the sessions of ${dataDir}`);
+      return 0;
+    }
   }
   // Detached from any terminal: a hang-up is not a reason to end sessions. An explicit TERM or INT is.
   process.on("SIGHUP", () => logLine("SIGHUP ignored"));

@@ -2,11 +2,12 @@
  * The peer side of a host connection: connect to the data dir's socket, say hello with the
  * secret, then requests (each answered once, in any order), events and the hot-path frames.
  */
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { Emitter } from "../session/emitter.ts";
 import { readSecret, socketAddress, type HostPaths } from "./host-dir.ts";
 import { HostSocket } from "./host-socket.ts";
-import { HOST_PROTOCOL, PeerRole, Refusal, type HostMessage, type OutputMark } from "./protocol.ts";
+import { SPOKEN_HOST_PROTOCOL } from "./build.ts";
+import { PeerRole, Refusal, type HostMessage, type OutputMark, type SuccessorCommand } from "./protocol.ts";
 
 /** Connecting and the hello's answer take milliseconds; a host that takes longer is hung. */
 export const HELLO_ANSWER_TIMEOUT_MS = 5_000;
@@ -79,26 +80,7 @@ export class HostConnection {
   /** Connect and say hello; throws HostUnavailableError, HostRefusedError or HostGoneError. */
   static async connect(paths: HostPaths, options: ConnectOptions): Promise<HostConnection> {
     const secret = readSecret(paths);
-    const socket = await new Promise<import("node:net").Socket>((resolve, reject) => {
-      let address: string;
-      try {
-        address = socketAddress(paths.socket);
-      } catch (err) {
-        reject(err);
-        return;
-      }
-      const s = connect(address);
-      s.once("connect", () => {
-        s.off("error", onError);
-        resolve(s);
-      });
-      const onError = (err: NodeJS.ErrnoException) => {
-        s.destroy();
-        if (err.code === "ENOENT" || err.code === "ECONNREFUSED") reject(new HostUnavailableError(`no session host listens on ${paths.socket}`));
-        else reject(err);
-      };
-      s.once("error", onError);
-    });
+    const socket = await openHostSocket(paths);
     const conn = new HostSocket(socket);
     conn.trust();
     const welcome = await new Promise<Welcome>((resolve, reject) => {
@@ -126,7 +108,7 @@ export class HostConnection {
         offMessage();
         offClosed();
       };
-      conn.send({ type: "hello", protocol: options.protocol ?? HOST_PROTOCOL, build: options.build, secret: secret ?? "", role: options.role, pid: process.pid });
+      conn.send({ type: "hello", protocol: options.protocol ?? SPOKEN_HOST_PROTOCOL, build: options.build, secret: secret ?? "", role: options.role, pid: process.pid });
     });
     return new HostConnection(conn, welcome);
   }
@@ -185,6 +167,63 @@ export class HostConnection {
         return;
     }
   }
+}
+
+/** A connected socket to the data dir's host; HostUnavailableError when none listens. */
+function openHostSocket(paths: HostPaths): Promise<Socket> {
+  return new Promise<Socket>((resolve, reject) => {
+    let address: string;
+    try {
+      address = socketAddress(paths.socket);
+    } catch (err) {
+      reject(err);
+      return;
+    }
+    const s = connect(address);
+    s.once("connect", () => {
+      s.off("error", onError);
+      resolve(s);
+    });
+    const onError = (err: NodeJS.ErrnoException) => {
+      s.destroy();
+      if (err.code === "ENOENT" || err.code === "ECONNREFUSED") reject(new HostUnavailableError(`no session host listens on ${paths.socket}`));
+      else reject(err);
+    };
+    s.once("error", onError);
+  });
+}
+
+/** The host handed its sessions over: the successor's pid and how many sessions it took. */
+export type HandedOver = { pid: number; sessions: number };
+
+/**
+ * Ask the data dir's host, of whatever protocol version, to hand its sessions over to a successor
+ * started with `successor` (docs/design.md, What survives a restart). Throws HostRefusedError with
+ * its reason when it cannot, and HostGoneError when it closed without answering (a build from
+ * before handovers, which does not know the request).
+ */
+export async function requestHandover(paths: HostPaths, successor: SuccessorCommand, options: { build: string; timeoutMs: number }): Promise<HandedOver> {
+  const secret = readSecret(paths);
+  const conn = new HostSocket(await openHostSocket(paths));
+  return await new Promise<HandedOver>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      conn.destroy();
+      reject(new HostGoneError(`the session host did not answer the handover request within ${options.timeoutMs / 1000} s`));
+    }, options.timeoutMs);
+    const offClosed = conn.events.on("closed", () => {
+      clearTimeout(timer);
+      reject(new HostGoneError("it does not know the handover request (a build from before handovers)"));
+    });
+    conn.events.on("message", (message) => {
+      clearTimeout(timer);
+      offClosed();
+      conn.destroy();
+      if (message.type === "handed-over") resolve({ pid: message.pid, sessions: message.sessions });
+      else if (message.type === "refused") reject(new HostRefusedError(message.reason, message.protocol, message.build, message.message));
+      else reject(new HostGoneError(`the session host answered the handover request with ${message.type}`));
+    });
+    conn.send({ type: "handover", protocol: SPOKEN_HOST_PROTOCOL, build: options.build, secret: secret ?? "", pid: process.pid, successor });
+  });
 }
 
 /** Whether a host answers on the socket: its pid (0 when it refused to say), or null. */

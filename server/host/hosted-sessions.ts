@@ -5,11 +5,13 @@
  * and the submissions written into it. The server keeps a mirror of each session (its own ring,
  * screen and hub); this is the copy that outlives it.
  */
-import type { PtyProcess, PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
+import type { PtyExit, PtyHandover, PtyProcess, PtySpawnOptions, SpawnPty } from "../pty/pty.ts";
 import { PtySpawnError } from "../pty/pty.ts";
+import type { AdoptedPty } from "../pty/adopted-pty.ts";
 import { terminate, TERMINATE_GRACE_MS } from "../pty/terminate.ts";
 import { RingBuffer } from "../session/ring-buffer.ts";
 import { TerminalScanner } from "../vt/terminal-scanner.ts";
+import { FIRST_HANDED_FD, type HandedSession, type HandoverDocument } from "./handover.ts";
 import { PeerRole } from "./protocol.ts";
 import { SHELL_NONCE_VARIABLE, ShellMarks, type ShellState } from "./shell-marks.ts";
 import { HostRequestError, type HostPeer, type HostReply, type HostService } from "./session-host.ts";
@@ -19,6 +21,8 @@ import { HostRequestError, type HostPeer, type HostReply, type HostService } fro
  * stalled server must not make the host buffer without bound (the rings keep what it missed).
  */
 export const HOST_OUTPUT_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/** A handover waits this long for a program that is ending to be gone, rather than hand over its last moments. */
+const HANDOVER_EXIT_WAIT_MS = 3_000;
 /** Submission records kept per session (as many as the server's own log keeps). */
 const SUBMISSIONS_KEPT = 256;
 /** A submission record older than this is dropped (the server's log forgets it then too). */
@@ -50,6 +54,26 @@ type HostedRun = {
   pausedByServer: boolean;
   /** a shell started with integration: where its marks say it is */
   shell: ShellMarks | null;
+  /** the PTY's own size (the session's grid may differ) */
+  ptyCols: number;
+  ptyRows: number;
+};
+
+/** The handover could not be prepared; nothing was changed. */
+export class HandoverError extends Error {}
+
+/** A handover ready to go: the document and its descriptors, to be released once the successor has them. */
+export type PreparedHandover = {
+  document: Omit<HandoverDocument, "from">;
+  bytes: Uint8Array;
+  /** this process's descriptors, in the order the successor inherits them from FIRST_HANDED_FD */
+  fds: number[];
+  /** the programs the successor now holds, whose exits this process goes on waiting for */
+  programs: PtyProcess[];
+  /** the successor took them: close the copies here */
+  release(): void;
+  /** the successor failed: go on reading here */
+  abort(): void;
 };
 
 export type HostedSubmission = { id: string; clientId: string; createdAt: number; state: "received" | "written" | "partial" };
@@ -125,6 +149,8 @@ export class HostedSessions implements HostService {
   /** the server that adopted the sessions: it gets their output */
   private server: HostPeer | null = null;
   private pausedByQueue = false;
+  /** runs this host took over from its predecessor, by pid: their exits come from it (`reaped`) */
+  private readonly adoptedPtys = new Map<number, AdoptedPty>();
   /** called after anything that may let the host exit (a run ended, a session was forgotten) */
   onChange: () => void = () => {};
 
@@ -177,7 +203,11 @@ export class HostedSessions implements HostService {
         const { session, run } = this.requireRun(params);
         session.cols = param(params, "cols", isSize);
         session.rows = param(params, "rows", isSize);
-        if (run.status === "running") run.pty.resize(param(params, "ptyCols", isSize), param(params, "ptyRows", isSize));
+        if (run.status === "running") {
+          run.ptyCols = param(params, "ptyCols", isSize);
+          run.ptyRows = param(params, "ptyRows", isSize);
+          run.pty.resize(run.ptyCols, run.ptyRows);
+        }
         return { result: null };
       }
       case "pause":
@@ -286,11 +316,28 @@ export class HostedSessions implements HostService {
     }
     if (session.run) this.runs.delete(session.run.ref);
     const nonce = spawn.env[SHELL_NONCE_VARIABLE];
-    const shell = nonce ? new ShellMarks(nonce) : null;
-    const run: HostedRun = { ref, generation, pty, ring: new RingBuffer(bufferBytes), scanner: new TerminalScanner(), status: "running", exitCode: null, pausedByServer: false, shell };
+    const run: HostedRun = {
+      ref,
+      generation,
+      pty,
+      ring: new RingBuffer(bufferBytes),
+      scanner: new TerminalScanner(),
+      status: "running",
+      exitCode: null,
+      pausedByServer: false,
+      ptyCols: spawn.cols,
+      ptyRows: spawn.rows,
+      shell: nonce ? new ShellMarks(nonce) : null,
+    };
     session.run = run;
-    const hosted = session;
-    this.runs.set(ref, { session: hosted, run });
+    this.runs.set(ref, { session, run });
+    this.listen(session, run);
+    return { result: { pid: pty.pid } };
+  }
+
+  /** A running run's output into its ring (and to the server), its exit into its state. */
+  private listen(session: HostedSession, run: HostedRun): void {
+    const { ref, pty, shell } = run;
     pty.onData((chunk) => {
       run.ring.append(chunk);
       const events = run.scanner.feed(chunk);
@@ -303,12 +350,141 @@ export class HostedSessions implements HostService {
     pty.onExit((exit) => {
       run.status = "exited";
       run.exitCode = exit.exitCode;
+      this.adoptedPtys.delete(pty.pid);
       this.server?.emit("exit", { ref, exitCode: exit.exitCode, signal: exit.signal });
-      this.log(`session ${meta.id} run ${ref} exited with ${exit.exitCode}`);
+      this.log(`session ${session.meta.id} run ${ref} exited with ${exit.exitCode}`);
       this.onChange();
     });
     this.applyPauseOf(run);
-    return { result: { pid: pty.pid } };
+  }
+
+  /**
+   * Hand every session over to a successor host (docs/design.md, What survives a restart): each
+   * running PTY stops reading with all it read in the ring, and gives out its master descriptor.
+   * Throws HandoverError (and changes nothing) when a PTY cannot be handed over.
+   */
+  async prepareHandover(): Promise<PreparedHandover> {
+    if (this.server) throw new HandoverError("a server is connected");
+    const handed: PtyHandover[] = [];
+    const abort = () => {
+      for (const h of handed) h.abort();
+      this.applyPause();
+    };
+    const sessions: HandedSession[] = [];
+    const chunks: Uint8Array[] = [];
+    const fds: number[] = [];
+    const programs: PtyProcess[] = [];
+    try {
+      for (const s of this.sessions.values()) {
+        const run = s.run;
+        let handover: PtyHandover | null = null;
+        if (run?.status === "running") {
+          if (!run.pty.handover) throw new HandoverError(process.versions.bun ? "its PTYs run on Bun's terminal API, which does not give out a terminal's descriptor" : "its PTYs cannot give out their descriptors");
+          handover = await run.pty.handover();
+          if (!handover) {
+            // Ending right now: its exit is on its way, and it goes over as an exited run.
+            let timer: ReturnType<typeof setTimeout> | undefined;
+            await Promise.race([run.pty.exited, new Promise((r) => (timer = setTimeout(r, HANDOVER_EXIT_WAIT_MS)))]);
+            clearTimeout(timer);
+            if (run.status === "running") throw new HandoverError(`session ${s.meta.id} neither hands over nor ends`);
+          } else {
+            handed.push(handover);
+            programs.push(run.pty);
+            fds.push(handover.fd);
+          }
+        }
+        sessions.push({
+          meta: s.meta,
+          cols: s.cols,
+          rows: s.rows,
+          submissions: [...s.submissions.values()],
+          run: run
+            ? {
+                ref: run.ref,
+                generation: run.generation,
+                pid: run.pty.pid,
+                status: handover ? "running" : "exited",
+                exitCode: handover ? null : run.exitCode,
+                bufferBytes: run.ring.capacity,
+                start: run.ring.start,
+                end: run.ring.end,
+                modes: run.scanner.restoreSequence(),
+                fd: handover ? FIRST_HANDED_FD + fds.length - 1 : null,
+                ptsName: handover?.ptsName ?? null,
+                ptyCols: run.ptyCols,
+                ptyRows: run.ptyRows,
+                pausedByServer: run.pausedByServer,
+                shell: run.shell?.state ?? null,
+              }
+            : null,
+        });
+        if (run) chunks.push(run.ring.slice(run.ring.start, run.ring.end));
+      }
+    } catch (err) {
+      abort();
+      throw err;
+    }
+    return {
+      document: { type: "handover", format: 1, sessions },
+      bytes: Buffer.concat(chunks),
+      fds,
+      programs,
+      release: () => {
+        for (const h of handed) h.release();
+        // What is left here only waits for the programs' exits; the successor holds the sessions.
+        this.sessions.clear();
+        this.runs.clear();
+      },
+      abort,
+    };
+  }
+
+  /** Take over the sessions a predecessor handed over: same ids, generations, offsets and programs. */
+  adoptHandover(document: HandoverDocument, bytes: Uint8Array, adopt: (fd: number, pid: number, ptsName: string | null) => AdoptedPty): void {
+    let at = 0;
+    for (const handed of document.sessions) {
+      const session: HostedSession = { meta: handed.meta, cols: handed.cols, rows: handed.rows, run: null, submissions: new Map(handed.submissions.map((x) => [x.id, x])) };
+      this.sessions.set(handed.meta.id, session);
+      const h = handed.run;
+      if (!h) continue;
+      const ringBytes = bytes.subarray(at, at + h.end - h.start);
+      at += h.end - h.start;
+      const ring = new RingBuffer(h.bufferBytes);
+      ring.restore(h.start, ringBytes);
+      const scanner = new TerminalScanner();
+      if (h.start > 0 && h.modes) scanner.feed(new TextEncoder().encode(h.modes));
+      scanner.feed(ringBytes);
+      const pty: PtyProcess = h.status === "running" && h.fd !== null ? adopt(h.fd, h.pid, h.ptsName) : exitedPty(h.pid, h.exitCode ?? 0);
+      const run: HostedRun = {
+        ref: h.ref,
+        generation: h.generation,
+        pty,
+        ring,
+        scanner,
+        status: h.status === "running" && h.fd !== null ? "running" : "exited",
+        exitCode: h.exitCode,
+        pausedByServer: false,
+        ptyCols: h.ptyCols,
+        ptyRows: h.ptyRows,
+        shell: h.shell ? ShellMarks.restore(h.shell) : null,
+      };
+      session.run = run;
+      this.runs.set(run.ref, { session, run });
+      if (run.status === "running") {
+        this.adoptedPtys.set(h.pid, pty as AdoptedPty);
+        this.listen(session, run);
+      }
+    }
+  }
+
+  /** The predecessor saw a handed-over program end. */
+  reaped(pid: number, exit: PtyExit): void {
+    this.adoptedPtys.get(pid)?.reaped(exit);
+  }
+
+  /** Programs taken over from a predecessor that have not ended yet (their exits are still to come). */
+  get adoptedRunning(): number {
+    return this.adoptedPtys.size;
   }
 
   private async drain(params: unknown): Promise<HostReply> {
@@ -383,4 +559,21 @@ export class HostedSessions implements HostService {
     if (!found) throw new HostRequestError("NOT_FOUND", `no run ${ref}`);
     return found;
   }
+}
+
+/** The PtyProcess of a run that had ended before it was handed over: nothing to do. */
+function exitedPty(pid: number, exitCode: number): PtyProcess {
+  const exit = { exitCode, signal: null };
+  return {
+    pid,
+    exited: Promise.resolve(exit),
+    onData: () => {},
+    onExit: () => {},
+    write: () => {},
+    drained: () => Promise.resolve(),
+    resize: () => {},
+    pause: () => {},
+    resume: () => {},
+    kill: () => {},
+  };
 }

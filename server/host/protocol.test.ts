@@ -31,6 +31,21 @@ describe("host protocol: byte vectors", () => {
     expect(decodeHostFrame(body(refused))).toEqual({ type: "refused", reason: 2, protocol: 2, build: "x", message: "no" });
   });
 
+  it("handover and handed-over: the frames a build of another protocol asks for the sessions with", () => {
+    const successor = { argv: ["node", "w"], cwd: "/", env: { A: "1" } };
+    const json = JSON.stringify(successor);
+    const handover = encodeHostFrame({ type: "handover", protocol: 2, build: "b", secret: "s", pid: 3, successor });
+    expect(toHex(handover)).toBe(
+      `00 00 00 ${(1 + 2 + 3 + 3 + 4 + 4 + json.length).toString(16).padStart(2, "0")} 04 00 02 00 01 62 00 01 73 00 00 00 03 00 00 00 ${json.length.toString(16).padStart(2, "0")} ${asciiHex(json)}`,
+    );
+    expect(decodeHostFrame(body(handover))).toEqual({ type: "handover", protocol: 2, build: "b", secret: "s", pid: 3, successor });
+    const bad = encodeHostFrame({ type: "handover", protocol: 2, build: "b", secret: "s", pid: 3, successor: { argv: [], cwd: "/", env: {} } });
+    expect(decodeHostFrame(body(bad))).toEqual({ type: "invalid", reason: "bad successor command" });
+    const handed = encodeHostFrame({ type: "handed-over", pid: 9, sessions: 2, message: "" });
+    expect(toHex(handed)).toBe("00 00 00 0b 05 00 00 00 09 00 00 00 02 00 00");
+    expect(decodeHostFrame(body(handed))).toEqual({ type: "handed-over", pid: 9, sessions: 2, message: "" });
+  });
+
   it("request: id, method, JSON params, then raw data", () => {
     const frame = encodeHostFrame({ type: "request", id: 5, method: "ls", params: { a: 1 }, data: hex("ff 00") });
     expect(toHex(frame)).toBe(`00 00 00 16 10 00 00 00 05 00 02 ${asciiHex("ls")} 00 00 00 07 ${asciiHex('{"a":1}')} ff 00`);
@@ -129,9 +144,9 @@ describe("HostFrameReader", () => {
     expect(frame!.buffer).toBe(stream.buffer);
   });
 
-  it("a length over the limit (before the hello: 4 KiB) ends the stream for good", () => {
+  it("a length over the limit (before the hello: 256 KiB) ends the stream for good", () => {
     const reader = new HostFrameReader();
-    expect(reader.push(hex("00 00 10 01 01"))).toEqual([]);
+    expect(reader.push(hex("00 04 00 01 01"))).toEqual([]);
     expect(reader.overLimit).toBe(true);
     expect(reader.push(encodeHostFrame(messages[0]!))).toEqual([]);
     const ok = new HostFrameReader();

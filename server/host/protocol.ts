@@ -8,8 +8,9 @@
  * the rest are a request, its reply and events, each a JSON value plus an optional binary tail
  * (`data`) for bytes that JSON would bloat (a replay, a submission's body).
  *
- * HELLO, WELCOME and REFUSED never change shape, in any protocol version: they are how a server
- * and a host of different versions find out that they differ.
+ * HELLO, WELCOME, REFUSED, HANDOVER and HANDED_OVER never change shape, in any protocol version:
+ * they are how a server and a host of different versions find out that they differ, and how the
+ * newer one asks the older one to hand its sessions over to a host of its own build.
  */
 import { decodeUtf8Strict, encodeUtf8 } from "../contract/utf8.ts";
 
@@ -18,8 +19,11 @@ export const HOST_PROTOCOL = 1;
 
 /** Bytes of the length prefix. */
 export const FRAME_HEADER_BYTES = 4;
-/** A frame before the hello is accepted is at most this long: an unknown peer cannot make the host buffer more. */
-export const MAX_HELLO_FRAME_BYTES = 4 * 1024;
+/**
+ * A frame before the hello is accepted is at most this long: an unknown peer cannot make the host
+ * buffer more. A handover request carries the successor's environment, hence more than a hello needs.
+ */
+export const MAX_HELLO_FRAME_BYTES = 256 * 1024;
 /** Any frame after it: a replay of the largest ring (`--buffer-bytes` ≤ 1 GiB) plus its JSON. */
 export const MAX_HOST_FRAME_BYTES = 1024 * 1024 * 1024 + 1024 * 1024;
 
@@ -27,6 +31,10 @@ export const HostFrame = {
   HELLO: 0x01,
   WELCOME: 0x02,
   REFUSED: 0x03,
+  /** instead of a hello: hand every session over to a successor host that this command starts */
+  HANDOVER: 0x04,
+  /** the answer to HANDOVER when the successor holds the sessions (a failure is a REFUSED) */
+  HANDED_OVER: 0x05,
   REQUEST: 0x10,
   REPLY: 0x11,
   EVENT: 0x12,
@@ -55,6 +63,8 @@ export const Refusal = {
   BUSY: 3,
   /** the host is ending (after `webmux stop`) */
   ENDING: 4,
+  /** a handover was asked for and could not be made; the message says why, the sessions stay */
+  HANDOVER: 5,
 } as const;
 export type Refusal = (typeof Refusal)[keyof typeof Refusal];
 
@@ -71,11 +81,16 @@ export type HostMessage =
   | { type: "hello"; protocol: number; build: string; secret: string; role: PeerRole; pid: number }
   | { type: "welcome"; protocol: number; build: string; pid: number; hostId: string; sessions: number; runtime: string }
   | { type: "refused"; reason: Refusal; protocol: number; build: string; message: string }
+  | { type: "handover"; protocol: number; build: string; secret: string; pid: number; successor: SuccessorCommand }
+  | { type: "handed-over"; pid: number; sessions: number; message: string }
   | { type: "request"; id: number; method: string; params: unknown; data: Uint8Array }
   | { type: "reply"; id: number; ok: boolean; result: unknown; data: Uint8Array }
   | { type: "event"; name: string; body: unknown; data: Uint8Array }
   | { type: "output"; ref: number; marks: OutputMark[]; data: Uint8Array }
   | { type: "input"; ref: number; flags: number; data: Uint8Array };
+
+/** How the old host starts its successor: the new build's `webmux host`, as the new server runs it. */
+export type SuccessorCommand = { argv: string[]; cwd: string; env: Record<string, string> };
 
 export type DecodedHostFrame = HostMessage | { type: "invalid"; reason: string };
 
@@ -156,6 +171,16 @@ export function encodeHostFrameParts(message: HostMessage): Uint8Array[] {
         .frameParts(HostFrame.WELCOME);
     case "refused":
       return w.u8(message.reason).u16(message.protocol).shortText(message.build).shortText(message.message).frameParts(HostFrame.REFUSED);
+    case "handover":
+      return w
+        .u16(message.protocol)
+        .shortText(message.build)
+        .shortText(message.secret)
+        .u32(message.pid)
+        .json(message.successor)
+        .frameParts(HostFrame.HANDOVER);
+    case "handed-over":
+      return w.u32(message.pid).u32(message.sessions).shortText(message.message).frameParts(HostFrame.HANDED_OVER);
     case "request":
       return w.u32(message.id).shortText(message.method).json(message.params).frameParts(HostFrame.REQUEST, message.data);
     case "reply":
@@ -275,6 +300,22 @@ class Reader {
 
 class ReadError extends Error {}
 
+function isSuccessorCommand(value: unknown): value is SuccessorCommand {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  const env = v.env;
+  return (
+    Array.isArray(v.argv) &&
+    v.argv.length > 0 &&
+    v.argv.every((a) => typeof a === "string") &&
+    typeof v.cwd === "string" &&
+    typeof env === "object" &&
+    env !== null &&
+    !Array.isArray(env) &&
+    Object.values(env).every((x) => typeof x === "string")
+  );
+}
+
 /** One frame's type byte and body (without the length prefix). */
 export function decodeHostFrame(frame: Uint8Array): DecodedHostFrame {
   if (frame.length < 1) return { type: "invalid", reason: "empty frame" };
@@ -324,6 +365,21 @@ function readMessage(type: number, r: Reader): HostMessage | null {
     }
     case HostFrame.REFUSED: {
       const message = { type: "refused", reason: r.u8() as Refusal, protocol: r.u16(), build: r.shortText(), message: r.shortText() } as const;
+      r.end();
+      return message;
+    }
+    case HostFrame.HANDOVER: {
+      const protocol = r.u16();
+      const build = r.shortText();
+      const secret = r.shortText();
+      const pid = r.u32();
+      const successor = r.json();
+      r.end();
+      if (!isSuccessorCommand(successor)) throw new ReadError("bad successor command");
+      return { type: "handover", protocol, build, secret, pid, successor };
+    }
+    case HostFrame.HANDED_OVER: {
+      const message: HostMessage = { type: "handed-over", pid: r.u32(), sessions: r.u32(), message: r.shortText() };
       r.end();
       return message;
     }

@@ -5,13 +5,14 @@
  * no server connected and no session left worth keeping.
  */
 import { randomBytes } from "node:crypto";
-import { chmodSync, unlinkSync } from "node:fs";
+import { chmodSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { secretsEqual } from "../http/credentials.ts";
 import { HostDirError, prepareHostDir, releaseStartLock, socketAddress, takeStartLock, writeSecret, type HostPaths } from "./host-dir.ts";
 import { HostSocket } from "./host-socket.ts";
 import { probeHost } from "./host-client.ts";
-import { HOST_PROTOCOL, PeerRole, Refusal, type HostMessage } from "./protocol.ts";
+import { SPOKEN_HOST_PROTOCOL } from "./build.ts";
+import { PeerRole, Refusal, type HostMessage, type SuccessorCommand } from "./protocol.ts";
 
 /** A peer that has not said hello within this long is dropped. */
 export const HELLO_TIMEOUT_MS = 5_000;
@@ -92,6 +93,12 @@ export type SessionHostOptions = {
   protocol?: number;
   /** called once the host has stopped listening and is about to end */
   onExit?: (reason: string) => void;
+  /**
+   * Hand every session over to a successor started with this command; resolves once it holds
+   * them, with a promise that settles when this process has nothing left to wait for. Without
+   * it, a handover request is refused.
+   */
+  handover?: (successor: SuccessorCommand) => Promise<{ pid: number; sessions: number; reaped: Promise<void> }>;
 };
 
 export type HostStart = { status: "listening" } | { status: "running"; pid: number };
@@ -111,7 +118,7 @@ export class SessionHost {
   private readonly log: (line: string) => void;
 
   private get protocol(): number {
-    return this.options.protocol ?? HOST_PROTOCOL;
+    return this.options.protocol ?? SPOKEN_HOST_PROTOCOL;
   }
 
   constructor(private readonly options: SessionHostOptions) {
@@ -130,21 +137,23 @@ export class SessionHost {
    * Listen on the data dir's socket, unless another host already answers there. Two hosts
    * starting at once: the start lock lets exactly one of them listen; the other finds it.
    */
-  async start(): Promise<HostStart> {
+  async start(options: { successor?: boolean } = {}): Promise<HostStart> {
     const paths = prepareHostDir(this.options.dataDir);
     this.paths = paths;
+    // A successor's predecessor took the start lock for it and stopped listening: the lock passes on.
+    if (options.successor) writeFileSync(paths.lock, String(process.pid), { mode: 0o600 });
     const deadline = Date.now() + LOCK_WAIT_MS;
-    while (!takeStartLock(paths)) {
+    while (!options.successor && !takeStartLock(paths)) {
       const running = await probeHost(paths);
       if (running) return { status: "running", pid: running.pid };
       if (Date.now() > deadline) throw new HostDirError(`${paths.lock} is held by a host that does not start`);
       await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
     }
     try {
-      const running = await probeHost(paths);
+      const running = options.successor ? null : await probeHost(paths);
       if (running) return { status: "running", pid: running.pid };
       try {
-        unlinkSync(paths.socket); // left by a host that died
+        unlinkSync(paths.socket); // left by a host that died (or by the predecessor)
       } catch {
         // none
       }
@@ -193,7 +202,8 @@ export class SessionHost {
     conn.events.on("message", (message) => {
       if (!peer) {
         clearTimeout(timer);
-        peer = this.greet(conn, message);
+        if (message.type === "handover") void this.handOver(conn, message);
+        else peer = this.greet(conn, message);
         return;
       }
       this.dispatch(peer, message);
@@ -249,6 +259,61 @@ export class SessionHost {
     });
     this.service.peerJoined(peer);
     return peer;
+  }
+
+  /**
+   * A build of another protocol asks for the sessions (docs/design.md, What survives a restart):
+   * stop listening, start the successor it names with every terminal, and answer once the
+   * successor listens with them. Any failure leaves everything as it was, listening again.
+   */
+  private async handOver(conn: HostSocket, message: Extract<HostMessage, { type: "handover" }>): Promise<void> {
+    const refuse = (reason: Refusal, text: string) => {
+      conn.send({ type: "refused", reason, protocol: this.protocol, build: this.options.build, message: text });
+      conn.end();
+    };
+    if (!secretsEqual(message.secret, this.secret)) return refuse(Refusal.SECRET, "wrong secret");
+    const handover = this.options.handover;
+    if (!handover) return refuse(Refusal.HANDOVER, `this session host (${this.options.build}) cannot hand its sessions over`);
+    if (this.ending) return refuse(Refusal.ENDING, "the session host is ending");
+    if (this.serverPeer) return refuse(Refusal.BUSY, `another webmux serve (pid ${this.serverPeer.pid}) is using this session host`);
+    const paths = this.paths;
+    if (!paths || !takeStartLock(paths)) return refuse(Refusal.HANDOVER, "another session host is starting");
+    this.log(`handing the sessions over to ${message.build} (protocol ${message.protocol}), asked by pid ${message.pid}`);
+    this.ending = true;
+    if (this.firstServerTimer) clearTimeout(this.firstServerTimer);
+    this.firstServerTimer = null;
+    for (const peer of this.peers) peer.socket.end();
+    // Stops accepting at once (its callback would wait for this very connection to close).
+    this.listener?.close();
+    this.listener = null;
+    try {
+      const done = await handover(message.successor);
+      this.exited = true; // never unlinks the socket: it is the successor's now
+      conn.send({ type: "handed-over", pid: done.pid, sessions: done.sessions, message: "" });
+      conn.end();
+      void done.reaped.then(() => {
+        this.log("the last handed-over program ended");
+        this.options.onExit?.("handed over");
+      });
+    } catch (err) {
+      this.log(`handover failed: ${(err as Error).message}`);
+      try {
+        unlinkSync(paths.socket);
+      } catch {
+        // none
+      }
+      try {
+        this.secret = writeSecret(paths); // a successor that failed may have written its own
+        await this.listen(paths);
+      } catch (listenErr) {
+        this.log(`cannot listen again after the failed handover: ${(listenErr as Error).message}`);
+      } finally {
+        releaseStartLock(paths);
+      }
+      this.ending = false;
+      refuse(Refusal.HANDOVER, (err as Error).message);
+      this.checkIdle("no server connected after a failed handover");
+    }
   }
 
   private dispatch(peer: HostPeer, message: HostMessage): void {

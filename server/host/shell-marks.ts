@@ -21,6 +21,15 @@ export class ShellMarks {
 
   constructor(readonly nonce: string) {}
 
+  /** Go on from a state another host followed (a handover, docs/design.md, What survives a restart). */
+  static restore(state: ShellState): ShellMarks {
+    const marks = new ShellMarks(state.nonce);
+    marks.phase = state.phase;
+    marks.command = state.command;
+    marks.startedAt = state.startedAt;
+    return marks;
+  }
+
   /** The scanner's events for one chunk of output. */
   follow(events: readonly ScanEvent[]): void {
     for (const ev of events) {

@@ -8,9 +8,10 @@ import { spawn } from "node:child_process";
 import { closeSync, openSync, renameSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { HostConnection, HostRefusedError, HostUnavailableError, type ConnectOptions } from "./host-client.ts";
+import { WEBMUX_BUILD } from "./build.ts";
+import { HostConnection, HostRefusedError, HostUnavailableError, requestHandover, type ConnectOptions, type HandedOver } from "./host-client.ts";
 import { prepareHostDir, type HostPaths } from "./host-dir.ts";
-import { Refusal } from "./protocol.ts";
+import { Refusal, type SuccessorCommand } from "./protocol.ts";
 
 /** A host starts (loads its TypeScript, listens) well within this, even on a loaded 2-core machine. */
 export const HOST_START_TIMEOUT_MS = 30_000;
@@ -18,6 +19,8 @@ export const HOST_START_TIMEOUT_MS = 30_000;
 const START_POLL_MS = 25;
 /** A server that just stopped may still hold its host connection for a moment: its successor retries this long. */
 export const BUSY_RETRY_MS = 10_000;
+/** A handover takes the successor's start and the rings' journey over the pipe; a host that takes longer has failed. */
+export const HANDOVER_TIMEOUT_MS = HOST_START_TIMEOUT_MS + 30_000;
 /** The host log is rotated (one old copy kept) when a host starts and it is larger than this. */
 export const HOST_LOG_MAX_BYTES = 1024 * 1024;
 
@@ -103,4 +106,19 @@ function rotateLog(paths: HostPaths): void {
   } catch {
     // no log yet
   }
+}
+
+/** How a host of another build starts this build's host as its successor. */
+export function successorCommand(dataDir: string, options: StartHostOptions = {}): SuccessorCommand {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options.env ?? process.env)) if (v !== undefined) env[k] = v;
+  return { argv: [...webmuxArgv(options.runtime), "host", "--data-dir", dataDir, "--successor"], cwd: REPO_ROOT, env };
+}
+
+/**
+ * Ask the data dir's host (another build) to hand its sessions over to a host of this build
+ * (docs/design.md, What survives a restart). Throws HostRefusedError or HostGoneError with the reason it cannot.
+ */
+export function handOverHost(dataDir: string, options: StartHostOptions = {}): Promise<HandedOver> {
+  return requestHandover(prepareHostDir(dataDir), successorCommand(dataDir, options), { build: WEBMUX_BUILD, timeoutMs: HANDOVER_TIMEOUT_MS });
 }

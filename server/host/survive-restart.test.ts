@@ -244,7 +244,7 @@ describe("sessions in the session host", () => {
     await viewer2.waitForText("NEW-HOST-42");
   }, 90_000);
 
-  it("a host of another protocol version is kept, never killed: the server says so in one line and does not start", async () => {
+  it("a host of another protocol version that cannot hand its sessions over is kept, never killed: the server says so in one line and does not start", async () => {
     const dir = dataDir();
     const service = new HostedSessions(spawnPty);
     // An older build's host, played in-process: it speaks protocol HOST_PROTOCOL - 1.
@@ -265,6 +265,7 @@ describe("sessions in the session host", () => {
       const lines = run.err().trim().split("\n");
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`is webmux 0.0.1 (host protocol ${HOST_PROTOCOL - 1})`);
+      expect(lines[0]).toContain("could not hand its sessions over (this session host (webmux 0.0.1) cannot hand its sessions over)");
       expect(lines[0]).toContain("its sessions keep running there");
       expect(processExists(pid)).toBe(true);
       expect(service.runningCount()).toBe(1);

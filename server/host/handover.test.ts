@@ -1,0 +1,179 @@
+/**
+ * A session host replaced by a build of another host protocol without ending its sessions
+ * (docs/design.md, What survives a restart): real server and host processes, real bash PTYs. The
+ * version bump is played by WEBMUX_TEST_HOST_PROTOCOL, which makes the second server (and the
+ * host it has started as successor) speak protocol HOST_PROTOCOL + 1.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { SessionInfo } from "../contract/types.ts";
+import { TerminalClient } from "../testing/terminal-client.ts";
+import { waitFor } from "../testing/wait.ts";
+import { listeningUrl, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
+import { HostConnection } from "./host-client.ts";
+import { hostPaths, processExists } from "./host-dir.ts";
+import type { AdoptedSession } from "./hosted-sessions.ts";
+import { HOST_PROTOCOL, PeerRole } from "./protocol.ts";
+
+const TOKEN = "handover-token-0123456789";
+const SHELL = ["bash", "--norc", "--noprofile"];
+/** The next build's host protocol, as the test plays it. */
+const NEXT = { WEBMUX_TEST_HOST_PROTOCOL: String(HOST_PROTOCOL + 1) };
+
+const dirs: string[] = [];
+const clients: TerminalClient[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close().catch(() => {});
+  stopWebmuxProcesses();
+  for (const dir of dirs.splice(0)) {
+    // whichever build's host holds the dir now
+    await runWebmux(["stop", "--data-dir", dir], { env: NEXT }).exit;
+    await runWebmux(["stop", "--data-dir", dir]).exit;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+async function serve(dir: string, env: Record<string, string> = {}): Promise<{ run: WebmuxRun; url: string }> {
+  const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env });
+  return { run, url: await listeningUrl(run) };
+}
+
+function api(url: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  headers.set("authorization", `Bearer ${TOKEN}`);
+  let body = init.body;
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers.set("content-type", "application/json");
+  }
+  return fetch(url + path, { ...init, headers, body });
+}
+
+async function create(url: string, command: string[]): Promise<SessionInfo> {
+  const res = await api(url, "/api/sessions", { method: "POST", json: { command } });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as SessionInfo;
+}
+
+async function sessions(url: string): Promise<SessionInfo[]> {
+  return ((await (await api(url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions;
+}
+
+async function connect(url: string, id: string, options: ConstructorParameters<typeof TerminalClient>[2] = {}): Promise<TerminalClient> {
+  const c = await TerminalClient.connect(url, id, { token: TOKEN, ...options });
+  clients.push(c);
+  return c;
+}
+
+/** The pid of the host that answers on the data dir's socket, and what it holds. */
+async function hostOf(dir: string, protocol?: number): Promise<{ pid: number; sessions: AdoptedSession[] }> {
+  const conn = await HostConnection.connect(hostPaths(dir), { role: PeerRole.COMMAND, build: "test", protocol });
+  try {
+    const { result } = await conn.request("list");
+    return { pid: conn.welcome.pid, sessions: (result as { sessions: AdoptedSession[] }).sessions };
+  } finally {
+    conn.close();
+  }
+}
+
+/** Processes whose parent is `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe("a session host replaced by another build", () => {
+  it("hands its running sessions over: same pids, ids and generations, append resume with exact bytes, input, resize, exit status, delete and webmux stop", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webmux-handover-"));
+    dirs.push(dir);
+    const trigger = join(dir, "go");
+    const enough = join(dir, "enough");
+    const first = await serve(dir);
+    // a prints numbered lines from the moment the first server is gone until the new one has taken
+    // over, so the handover cuts its output while it flows
+    const a = await create(first.url, [
+      ...SHELL,
+      "-c",
+      `echo A-READY; while [ ! -e ${trigger} ]; do sleep 0.05; done; n=0; while [ ! -e ${enough} ]; do seq $((n+1)) $((n+500)); n=$((n+500)); sleep 0.005; done; echo SEQ-DONE; exec bash --norc --noprofile`,
+    ]);
+    const b = await create(first.url, [...SHELL, "-c", "echo B-READY; exec sleep 1000"]);
+    const viewer = await connect(first.url, a.id, { client: "browser-1" });
+    await viewer.waitForText("A-READY");
+    const oldHost = await hostOf(dir);
+    expect(childrenOf(oldHost.pid).sort()).toEqual([a.pid, b.pid].sort());
+
+    first.run.proc.kill("SIGTERM");
+    expect(await first.run.exit).toBe(0);
+    await viewer.closed();
+    const resumeAt = { generation: viewer.generation!, offset: viewer.offset };
+    const before = Buffer.concat([viewer.snapshots[0] ?? Buffer.alloc(0), viewer.output]);
+    expect(before.length).toBe(resumeAt.offset);
+    writeFileSync(trigger, "");
+
+    // The next build: the old host refuses its hello, hands the sessions over, and the server starts.
+    const second = await serve(dir, NEXT);
+    expect(second.run.err()).toContain(`it handed 2 sessions over to a session host of this build`);
+    const newHost = await hostOf(dir, HOST_PROTOCOL + 1);
+    expect(newHost.pid).not.toBe(oldHost.pid);
+    // The old host stays on as the programs' reaper: they are still its children (and so is the new host).
+    expect(processExists(oldHost.pid)).toBe(true);
+    expect(childrenOf(oldHost.pid).sort()).toEqual([a.pid, b.pid, newHost.pid].sort());
+
+    const listed = await sessions(second.url);
+    expect(listed.map((x) => [x.id, x.generation, x.pid, x.status]).sort()).toEqual(
+      [
+        [a.id, a.generation, a.pid, "running"],
+        [b.id, b.generation, b.pid, "running"],
+      ].sort(),
+    );
+
+    const resumed = await connect(second.url, a.id, { client: "browser-1", resume: resumeAt });
+    await resumed.waitForFrames((f) => f.some((x) => x.type === "status"));
+    expect(resumed.position).toMatchObject({ mode: "append", start: resumeAt.offset, generation: a.generation });
+    writeFileSync(enough, "");
+    await resumed.waitForText("SEQ-DONE", 60_000);
+    const buffer = await api(second.url, `/api/sessions/${a.id}/buffer`);
+    expect(buffer.headers.get("x-webmux-start")).toBe("0");
+    expect(buffer.headers.get("x-webmux-generation")).toBe(a.generation);
+    const all = Buffer.from(await buffer.arrayBuffer());
+    const held = Buffer.concat([before, resumed.output]);
+    // Nothing lost, nothing doubled across the handover.
+    expect(held.length).toBe(all.length);
+    expect(held.equals(all)).toBe(true);
+    const numbers = held.toString("latin1").replace(/\r/g, "").split("\n").filter((l) => /^\d+$/.test(l));
+    expect(numbers.length).toBeGreaterThan(500);
+    expect(numbers.length % 500).toBe(0);
+    expect(numbers.findIndex((n, i) => Number(n) !== i + 1)).toBe(-1);
+
+    // Input reaches the program, and the new host resizes a terminal it did not open.
+    resumed.takeControl();
+    resumed.resize(101, 31);
+    resumed.type("stty size; echo IN-$((6*7))\r");
+    await resumed.waitForText("IN-42", 20_000);
+    await resumed.waitForText("31 101", 20_000);
+
+    // The program's exit status reaches the new host from the old one, which waited for it.
+    resumed.type("exit 7\r");
+    await waitFor(async () => (await sessions(second.url)).find((x) => x.id === a.id)?.status === "exited", { timeout: 20_000, message: "a's exit reported" });
+    expect((await sessions(second.url)).find((x) => x.id === a.id)!.exitCode).toBe(7);
+    expect(processExists(a.pid!)).toBe(false);
+    const deleted = await api(second.url, `/api/sessions/${a.id}`, { method: "DELETE" });
+    expect(deleted.status).toBeLessThan(300);
+    expect((await sessions(second.url)).map((x) => x.id)).toEqual([b.id]);
+
+    // webmux stop of the new build: b gets its SIGHUP from the new host, the old one reports it and goes.
+    const stop = runWebmux(["stop", "--data-dir", dir], { env: NEXT });
+    expect(await stop.exit).toBe(0);
+    expect(stop.out()).toContain("ended 1 session");
+    expect(processExists(b.pid!)).toBe(false);
+    await waitFor(() => !processExists(newHost.pid) && !processExists(oldHost.pid), { timeout: 20_000, message: "both hosts gone" });
+    second.run.proc.kill("SIGTERM");
+    await second.run.exit;
+  }, 90_000);
+});
