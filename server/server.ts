@@ -24,7 +24,9 @@ import { connectionLimits } from "./hub/connection-limit.ts";
 import { TerminalHub } from "./hub/terminal-hub.ts";
 import { SessionListStream } from "./hub/session-list.ts";
 import { SettingsStream } from "./hub/settings-stream.ts";
-import { HybridManager } from "./hybrid/hybrid-manager.ts";
+import { HybridManager, readHybridRecord, savedInfo, type HybridRecord } from "./hybrid/hybrid-manager.ts";
+import type { HybridInfo } from "./contract/types.ts";
+import type { Session } from "./session/session.ts";
 import { hybridCreator, registerHookRoute, registerHybridRoutes } from "./hybrid/hybrid-routes.ts";
 import { SessionRegistry } from "./session/registry.ts";
 import { HostBinding, type AdoptedRun } from "./host/host-link.ts";
@@ -185,8 +187,9 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   });
   const gate = new PrincipalGate(tokens, settings, loggedOut);
   let resumedShells = new Map<string, ResumedShell>();
+  let resumedHybrids: AdoptedHybrid[] = [];
   if (host) {
-    resumedShells = adoptSessions(registry, integration, adopted);
+    ({ shells: resumedShells, hybrids: resumedHybrids } = adoptSessions(registry, integration, adopted));
     const titles = new Map<string, string | null>();
     registry.events.on("updated", (session, previewOnly) => {
       if (previewOnly || titles.get(session.id) === session.customTitle) return;
@@ -216,7 +219,21 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const offSettings = settings.events.on("changed", () => acceptor.recheckCredentials());
   const offLoggedOut = loggedOut.events.on("added", () => acceptor.recheckCredentials());
   const terminals = new TerminalHub(registry, acceptor);
-  const hybrid = new HybridManager({ registry, terminals, dataDir: options.dataDir });
+  const hybrid = new HybridManager({
+    registry,
+    terminals,
+    dataDir: options.dataDir,
+    keep: host
+      ? (session, record) =>
+          host.setHybrid(
+            { id: session.id, command: session.command, cwd: session.startCwd, env: { ...session.env }, createdAt: session.createdAt, title: session.customTitle, hybrid: true },
+            session.cols,
+            session.rows,
+            record,
+          )
+      : undefined,
+  });
+  hybrid.restore(resumedHybrids);
   registerSessionRoutes(app, registry, settings, hybridCreator(hybrid));
   registerHybridRoutes(app, hybrid, registry, acceptor);
   terminals.register(app);
@@ -261,6 +278,10 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const url = `${tls ? "https" : "http"}://${hostForUrl}:${address.port}`;
   hybrid.setServerUrl(url);
 
+  // Sessions that end with the server end in the host too, hybrid records included (they would keep it running).
+  const forgetInHost = () => {
+    for (const session of registry.list()) host?.forget(session.id);
+  };
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
@@ -275,9 +296,12 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
         http.close(() => resolve());
         http.closeAllConnections?.();
       });
-      await hybrid.close();
+      await hybrid.close(host !== null && !options.stopSessionsOnExit);
       if (host && !options.stopSessionsOnExit) registry.releaseAll();
-      else await registry.closeAll();
+      else {
+        forgetInHost();
+        await registry.closeAll();
+      }
       host?.close();
       agent.close();
       tokens.flush();
@@ -292,10 +316,13 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       http.close();
       // Sessions in a session host survive a crash of the server: that is what it is for.
       if (host && !options.stopSessionsOnExit) {
-        await hybrid.close().catch(() => {});
+        await hybrid.close(true).catch(() => {});
         registry.releaseAll();
         host.close();
-      } else await Promise.allSettled([hybrid.close(), registry.closeAll()]);
+      } else {
+        forgetInHost();
+        await Promise.allSettled([hybrid.close(), registry.closeAll()]);
+      }
     })());
 
   return { url, host: options.host, port: address.port, token, tokenGenerated, registry, settings, acceptor, terminals, hybrid, agent, http, get hostLink() {
@@ -322,22 +349,29 @@ function handedOverLine(dataDir: string, err: HostRefusedError, handed: HandedOv
   return `webmux: the session host of ${dataDir} was ${err.build} (host protocol ${err.protocol}); it handed ${what} over to a session host of this build (pid ${handed.pid})`;
 }
 
+/** A hybrid session taken over from the session host, with its record, before its HybridSession exists. */
+type AdoptedHybrid = { session: Session; record: HybridRecord; info: { current: () => HybridInfo } };
+
 /**
  * The sessions the host kept while no server ran, back in the registry with their ids and
  * generations; a shell with integration keeps its nonce, and where it was is returned for the
  * Agent API (a command still running there is waited for).
  */
-function adoptSessions(registry: SessionRegistry, integration: ShellIntegration, adopted: AdoptedRun[]): Map<string, ResumedShell> {
+function adoptSessions(registry: SessionRegistry, integration: ShellIntegration, adopted: AdoptedRun[]): { shells: Map<string, ResumedShell>; hybrids: AdoptedHybrid[] } {
   const shells = new Map<string, ResumedShell>();
+  const hybrids: AdoptedHybrid[] = [];
   for (const a of adopted) {
-    if (!a.run) continue; // a session that never started a run has nothing to resume
-    const shell = a.run.shell;
+    const record = a.hybridState ? readHybridRecord(a.hybridState) : null;
+    // A session that never started a run has nothing to resume, unless it is a conversation parked at its chat end.
+    if (!a.run && !record) continue;
+    const shell = a.run?.shell;
     const integrated = shell ? integratedShellOf(a.command) : null;
-    if (shell && integrated && a.run.status === "running") {
+    if (a.run && shell && integrated && a.run.status === "running") {
       integration.adopt(a.id, integrated.shell, shell.nonce);
       shells.set(a.id, { phase: shell.phase, command: shell.command, startedAt: shell.startedAt });
     }
-    registry.adopt({
+    const info = record ? { current: () => savedInfo(record) } : null;
+    const session = registry.adopt({
       id: a.id,
       command: a.command,
       cwd: a.cwd,
@@ -345,17 +379,21 @@ function adoptSessions(registry: SessionRegistry, integration: ShellIntegration,
       cols: a.cols,
       rows: a.rows,
       title: a.title,
-      adopt: {
-        createdAt: a.createdAt,
-        generation: a.run.generation,
-        start: a.run.start,
-        bytes: a.bytes,
-        modes: a.run.modes,
-        pty: a.pty,
-        exitCode: a.run.exitCode,
-        submissions: a.submissions,
-      },
+      ...(info ? { hybrid: () => info.current() } : {}),
+      adopt: a.run
+        ? {
+            createdAt: a.createdAt,
+            generation: a.run.generation,
+            start: a.run.start,
+            bytes: a.bytes,
+            modes: a.run.modes,
+            pty: a.pty,
+            exitCode: a.run.exitCode,
+            submissions: a.submissions,
+          }
+        : { createdAt: a.createdAt, generation: record!.generation, start: 0, bytes: new Uint8Array(0), modes: "", pty: null, exitCode: null, submissions: a.submissions },
     });
+    if (record && info) hybrids.push({ session, record, info });
   }
-  return shells;
+  return { shells, hybrids };
 }

@@ -55,6 +55,8 @@ export type HandedSession = {
   rows: number;
   run: HandedRun | null;
   submissions: HostedSubmission[];
+  /** a hybrid session's record (opaque to the host); absent from hosts before it was kept */
+  hybrid?: Record<string, unknown> | null;
 };
 
 export type HandoverDocument = {
@@ -145,7 +147,7 @@ function isSubmission(v: unknown): v is HostedSubmission {
 }
 
 function isSession(v: unknown): v is HandedSession {
-  return isRecord(v) && isMeta(v.meta) && isSize(v.cols) && isSize(v.rows) && (v.run === null || isRun(v.run)) && Array.isArray(v.submissions) && v.submissions.every(isSubmission);
+  return isRecord(v) && isMeta(v.meta) && isSize(v.cols) && isSize(v.rows) && (v.run === null || isRun(v.run)) && Array.isArray(v.submissions) && v.submissions.every(isSubmission) && (v.hybrid === undefined || v.hybrid === null || isRecord(v.hybrid));
 }
 
 function check(message: unknown, bytes: Uint8Array): string | null {

@@ -225,6 +225,11 @@ export class HostLink {
     this.sendQuietly("meta", { id: sessionId, title });
   }
 
+  /** A hybrid session's conversation state changed: the host keeps it for the next server (and starts the session's record when it has no run yet). */
+  setHybrid(meta: HostedSessionMeta, cols: number, rows: number, state: Record<string, unknown>): void {
+    this.sendQuietly("hybrid", { meta, cols, rows, state });
+  }
+
   /** The session was deleted: the host forgets it (its program has been ended already). */
   forget(sessionId: string): void {
     this.sendQuietly("forget", { id: sessionId });
@@ -304,6 +309,10 @@ export class HostBinding {
 
   setTitle(sessionId: string, title: string | null): void {
     this.link?.setTitle(sessionId, title);
+  }
+
+  setHybrid(meta: HostedSessionMeta, cols: number, rows: number, state: Record<string, unknown>): void {
+    this.link?.setHybrid(meta, cols, rows, state);
   }
 
   forget(sessionId: string): void {

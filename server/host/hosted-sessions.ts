@@ -27,6 +27,8 @@ const HANDOVER_EXIT_WAIT_MS = 3_000;
 const SUBMISSIONS_KEPT = 256;
 /** A submission record older than this is dropped (the server's log forgets it then too). */
 const SUBMISSION_KEPT_MS = 30 * 60 * 1000;
+/** A hybrid session's record (ids, end, state: a few hundred bytes) is at most this long as JSON. */
+const MAX_HYBRID_RECORD_BYTES = 64 * 1024;
 
 /** How a session describes itself to a server that takes it over. */
 export type HostedSessionMeta = {
@@ -84,6 +86,8 @@ type HostedSession = {
   rows: number;
   run: HostedRun | null;
   submissions: Map<string, HostedSubmission>;
+  /** a hybrid session's conversation state, as the server last gave it (opaque to the host) */
+  hybrid: Record<string, unknown> | null;
 };
 
 /** One session as `adopt` and `list` describe it; its ring's bytes travel in the reply's data. */
@@ -105,6 +109,8 @@ export type AdoptedSession = HostedSessionMeta & {
     shell?: ShellState | null;
   } | null;
   submissions: HostedSubmission[];
+  /** a hybrid session's conversation state, as the server last gave it; null for other sessions */
+  hybridState?: unknown;
 };
 
 export type SpawnParams = {
@@ -169,8 +175,11 @@ export class HostedSessions implements HostService {
     return n;
   }
 
+  /** A program runs, or a hybrid conversation is kept (it may be parked at its chat end, with no program). */
   holdsWork(): boolean {
-    return this.runningCount() > 0;
+    if (this.runningCount() > 0) return true;
+    for (const s of this.sessions.values()) if (s.hybrid !== null) return true;
+    return false;
   }
 
   peerJoined(): void {}
@@ -228,6 +237,8 @@ export class HostedSessions implements HostService {
         return this.drain(params);
       case "submit":
         return this.submit(params, data);
+      case "hybrid":
+        return this.setHybrid(params);
       case "meta": {
         const session = this.requireSession(params);
         const title = isRecord(params) ? params.title : undefined;
@@ -288,6 +299,7 @@ export class HostedSessions implements HostService {
             }
           : null,
         submissions: [...s.submissions.values()],
+        hybridState: withBytes ? s.hybrid : null,
       });
       if (withBytes && run) chunks.push(run.ring.slice(run.ring.start, run.ring.end));
     }
@@ -311,7 +323,7 @@ export class HostedSessions implements HostService {
       throw err;
     }
     if (!session) {
-      session = { meta, cols: spawn.cols, rows: spawn.rows, run: null, submissions: new Map() };
+      session = { meta, cols: spawn.cols, rows: spawn.rows, run: null, submissions: new Map(), hybrid: null };
       this.sessions.set(meta.id, session);
     }
     if (session.run) this.runs.delete(session.run.ref);
@@ -398,6 +410,7 @@ export class HostedSessions implements HostService {
           cols: s.cols,
           rows: s.rows,
           submissions: [...s.submissions.values()],
+          hybrid: s.hybrid,
           run: run
             ? {
                 ref: run.ref,
@@ -443,7 +456,7 @@ export class HostedSessions implements HostService {
   adoptHandover(document: HandoverDocument, bytes: Uint8Array, adopt: (fd: number, pid: number, ptsName: string | null) => AdoptedPty): void {
     let at = 0;
     for (const handed of document.sessions) {
-      const session: HostedSession = { meta: handed.meta, cols: handed.cols, rows: handed.rows, run: null, submissions: new Map(handed.submissions.map((x) => [x.id, x])) };
+      const session: HostedSession = { meta: handed.meta, cols: handed.cols, rows: handed.rows, run: null, submissions: new Map(handed.submissions.map((x) => [x.id, x])), hybrid: handed.hybrid ?? null };
       this.sessions.set(handed.meta.id, session);
       const h = handed.run;
       if (!h) continue;
@@ -485,6 +498,23 @@ export class HostedSessions implements HostService {
   /** Programs taken over from a predecessor that have not ended yet (their exits are still to come). */
   get adoptedRunning(): number {
     return this.adoptedPtys.size;
+  }
+
+  /**
+   * A hybrid session's conversation state (docs/design.md, What survives a restart): kept for the
+   * next server. A session parked at its chat end has no run yet: its record starts here.
+   */
+  private setHybrid(params: unknown): HostReply {
+    const meta = param(params, "meta", isMeta);
+    const state = isRecord(params) ? params.state : undefined;
+    if (!isRecord(state) || JSON.stringify(state).length > MAX_HYBRID_RECORD_BYTES) throw new HostRequestError("BAD_REQUEST", "bad or missing state");
+    let session = this.sessions.get(meta.id);
+    if (!session) {
+      session = { meta, cols: param(params, "cols", isSize), rows: param(params, "rows", isSize), run: null, submissions: new Map(), hybrid: null };
+      this.sessions.set(meta.id, session);
+    }
+    session.hybrid = state;
+    return { result: null };
   }
 
   private async drain(params: unknown): Promise<HostReply> {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { WebSocket } from "ws";
 import { CloseCode, isValidSessionId, parseOffset } from "../contract/protocol.ts";
-import type { HybridEnd } from "../contract/types.ts";
+import type { HybridEnd, HybridInfo, HybridState } from "../contract/types.ts";
 import { can, secretsEqual, type Principal } from "../http/credentials.ts";
 import type { TerminalHub } from "../hub/terminal-hub.ts";
 import { bindClientId, parseTerminalQuery } from "../hub/terminal-query.ts";
@@ -20,7 +20,7 @@ import { CONVERSATION_ID_PATTERN, type AgentAdapter } from "./adapters/adapter.t
 import { defaultAdapters } from "./adapters/index.ts";
 import { ChatConnection } from "./chat-connection.ts";
 import { ChatRoom } from "./chat-room.ts";
-import { HybridSession } from "./hybrid-session.ts";
+import { HybridSession, type SavedHybrid } from "./hybrid-session.ts";
 
 /** The program agent hooks run to report to webmux (posts the hook's stdin JSON with the session's secret). */
 export const HOOK_RELAY = fileURLToPath(new URL("./hook-relay.mjs", import.meta.url));
@@ -49,9 +49,51 @@ export type HybridManagerOptions = {
   dataDir: string;
   adapters?: ReadonlyMap<string, AgentAdapter>;
   chatIdleCloseMs?: number;
+  /** Keep a session's record in the session host (docs/design.md, What survives a restart); called whenever it changes. */
+  keep?: (session: Session, record: HybridRecord) => void;
 };
 
-type Entry = { hybrid: HybridSession; room: ChatRoom; secret: string };
+type Entry = { hybrid: HybridSession; room: ChatRoom; secret: string; kept: string };
+
+/**
+ * What the session host keeps of a hybrid session for the next server: the conversation and its
+ * end, and what this server made for it (hook secret, settings directory, the generation a
+ * session without a run yet has).
+ */
+export type HybridRecord = SavedHybrid & { agent: string; cwd: string; settingsDir: string; secret: string; generation: string };
+
+const HYBRID_STATES: readonly HybridState[] = ["starting", "idle", "busy", "awaiting_permission", "moving", "parked"];
+
+/** A record the host gave back, checked field by field; null when it is not one. */
+export function readHybridRecord(value: unknown): HybridRecord | null {
+  if (typeof value !== "object" || value === null) return null;
+  const r = value as Record<string, unknown>;
+  const str = (v: unknown): v is string => typeof v === "string";
+  if (!str(r.agent) || !str(r.cwd) || !str(r.settingsDir) || !str(r.secret) || !str(r.generation) || !str(r.conversationId)) return null;
+  if (r.end !== "terminal" && r.end !== "chat") return null;
+  if (!HYBRID_STATES.includes(r.state as HybridState)) return null;
+  if (!Array.isArray(r.previousConversationIds) || !r.previousConversationIds.every(str)) return null;
+  if (typeof r.existing !== "boolean" || (r.chatPid !== null && !Number.isInteger(r.chatPid)) || (r.error !== undefined && !str(r.error))) return null;
+  return {
+    agent: r.agent,
+    cwd: r.cwd,
+    settingsDir: r.settingsDir,
+    secret: r.secret,
+    generation: r.generation,
+    conversationId: r.conversationId,
+    previousConversationIds: [...r.previousConversationIds],
+    existing: r.existing,
+    end: r.end,
+    state: r.state as HybridState,
+    ...(r.error !== undefined ? { error: r.error as string } : {}),
+    chatPid: r.chatPid as number | null,
+  };
+}
+
+/** Until a restored session's HybridSession exists, what its SessionInfo shows (the record's view). */
+export function savedInfo(record: HybridRecord): HybridInfo {
+  return { agent: record.agent, conversationId: record.conversationId, previousConversationIds: [...record.previousConversationIds], end: record.end, state: record.state };
+}
 
 /** The move target is not a hybrid session. */
 export class NotHybridError extends Error {}
@@ -66,6 +108,64 @@ export class HybridManager {
     options.terminals.setAttachGate((id) => this.entries.get(id)?.hybrid.terminalRefusal() ?? null);
     options.registry.events.on("removing", (id) => this.entries.get(id)?.room.closeAll(CloseCode.NOT_FOUND, "session deleted"));
     options.registry.events.on("removed", (id) => void this.forget(id));
+    if (options.keep) options.registry.events.on("updated", (session, previewOnly) => !previewOnly && this.keepRecord(session));
+  }
+
+  /** Send the session's record to the session host when it changed since last sent. */
+  private keepRecord(session: Session): void {
+    const entry = this.entries.get(session.id);
+    if (!entry || !this.options.keep) return;
+    const record = this.recordOf(session, entry);
+    const text = JSON.stringify(record);
+    if (text === entry.kept) return;
+    entry.kept = text;
+    this.options.keep(session, record);
+  }
+
+  private recordOf(session: Session, entry: Entry): HybridRecord {
+    const { hybrid } = entry;
+    return { ...hybrid.saved(), agent: hybrid.agent, cwd: hybrid.cwd, settingsDir: hybrid.settingsDir, secret: entry.secret, generation: session.generation };
+  }
+
+  /**
+   * Sessions a restarted server took over from the session host, with their records: each is a
+   * hybrid session again (docs/design.md, What survives a restart). A record of an agent this
+   * server does not know leaves its session a plain one.
+   */
+  restore(adopted: readonly { session: Session; record: HybridRecord; info: { current: () => HybridInfo } }[]): void {
+    for (const { session, record, info } of adopted) {
+      const adapter = this.adapters.get(record.agent);
+      if (!adapter || this.entries.has(session.id)) continue;
+      const hybrid = new HybridSession({
+        adapter,
+        conversationId: record.conversationId,
+        previousConversationIds: record.previousConversationIds,
+        existing: record.existing,
+        end: record.end,
+        cwd: record.cwd,
+        settingsDir: record.settingsDir,
+        hookRelay: [process.execPath, HOOK_RELAY],
+        chatIdleCloseMs: this.options.chatIdleCloseMs,
+        isRemoved: () => !this.options.registry.get(session.id),
+      });
+      info.current = () => hybrid.info();
+      const entry = this.add(session, hybrid, record.secret);
+      entry.kept = JSON.stringify(record);
+      hybrid.resume(session, record);
+    }
+  }
+
+  private add(session: Session, hybrid: HybridSession, secret: string): Entry {
+    const room = new ChatRoom(hybrid, session);
+    const entry: Entry = { hybrid, room, secret, kept: "" };
+    this.entries.set(session.id, entry);
+    hybrid.events.on("leaving", (end) => {
+      if (end !== "terminal") return;
+      const stream = this.options.terminals.streamOf(session.id);
+      stream?.flush();
+      stream?.closeAll(CloseCode.MOVED, "session moved: chat");
+    });
+    return entry;
   }
 
   /** Where hooks post: the server's own address, over loopback when it listens on every interface. */
@@ -126,15 +226,9 @@ export class HybridManager {
       hybrid: () => hybrid.info(),
     });
     sessionId = session.id;
-    const room = new ChatRoom(hybrid, session);
-    this.entries.set(session.id, { hybrid, room, secret });
-    hybrid.events.on("leaving", (end) => {
-      if (end !== "terminal") return;
-      const stream = this.options.terminals.streamOf(session.id);
-      stream?.flush();
-      stream?.closeAll(CloseCode.MOVED, "session moved: chat");
-    });
+    this.add(session, hybrid, secret);
     await hybrid.open(session);
+    this.keepRecord(session);
     return session;
   }
 
@@ -190,15 +284,18 @@ export class HybridManager {
     await entry.hybrid.dispose();
   }
 
-  /** Server shutdown: stop every chat end's agent (terminal runs end with their Sessions). */
-  async close(): Promise<void> {
+  /**
+   * Server shutdown: stop every chat end's agent (terminal runs end with their Sessions). With
+   * `release`, the sessions live on in the session host: their generated files stay for their TUIs.
+   */
+  async close(release = false): Promise<void> {
     const all = [...this.entries.values()];
     this.entries.clear();
     await Promise.all(
       all.map(async ({ room, hybrid }) => {
         room.closeAll(1001, "server shutting down");
         room.dispose();
-        await hybrid.dispose();
+        await (release ? hybrid.release() : hybrid.dispose());
       }),
     );
   }

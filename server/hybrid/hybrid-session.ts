@@ -27,6 +27,23 @@ export const TERMINAL_START_WAIT_MS = 5_000;
 export const CHAT_IDLE_CLOSE_MS = 10 * 60_000;
 /** How often an interrupted TUI is checked for having gone idle (its Stop hook). */
 const INTERRUPT_POLL_MS = 50;
+/**
+ * A chat agent a killed server left behind gets this long to go by itself (its stdin closed with
+ * the server) before a new server's chat end gives up starting: never two agents on one transcript.
+ */
+export const STRAY_CHAT_WAIT_MS = 10_000;
+
+/** What of a hybrid session the session host keeps for the next server (docs/design.md, What survives a restart). */
+export type SavedHybrid = {
+  conversationId: string;
+  previousConversationIds: string[];
+  existing: boolean;
+  end: HybridEnd;
+  state: HybridState;
+  error?: string;
+  /** the chat end's agent when the state was saved: a server killed with it left it running */
+  chatPid: number | null;
+};
 
 /** A move asked for while the agent works, without `interrupt`. */
 export class HybridBusyError extends Error {}
@@ -46,6 +63,8 @@ export type HybridSessionOptions = {
   chatIdleCloseMs?: number;
   /** the webmux Session is being removed: its TUI's exit is not a park (its clients get 4404) */
   isRemoved: () => boolean;
+  /** conversation ids the agent used before (a session taken over from the session host) */
+  previousConversationIds?: readonly string[];
 };
 
 export type HybridSessionEvents = {
@@ -81,8 +100,11 @@ export class HybridSession {
   private chatClients = 0;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private disposed = false;
+  /** a chat agent of a server that was killed, which may still run */
+  private strayChatPid: number | null = null;
 
   constructor(private readonly options: HybridSessionOptions) {
+    this.previous.push(...(options.previousConversationIds ?? []));
     this.conversationId = options.conversationId;
     this.existing = options.existing;
     this.end = options.end;
@@ -93,6 +115,12 @@ export class HybridSession {
 
   get agent(): string {
     return this.options.adapter.name;
+  }
+  get cwd(): string {
+    return this.options.cwd;
+  }
+  get settingsDir(): string {
+    return this.options.settingsDir;
   }
   get currentEnd(): HybridEnd {
     return this.end;
@@ -117,9 +145,51 @@ export class HybridSession {
     return info;
   }
 
+  /** What the session host keeps, as of now. */
+  saved(): SavedHybrid {
+    return {
+      conversationId: this.conversationId,
+      previousConversationIds: [...this.previous],
+      existing: this.existing,
+      end: this.end,
+      state: this.state,
+      ...(this.error !== undefined ? { error: this.error } : {}),
+      chatPid: this.chat?.pid ?? null,
+    };
+  }
+
   /** Bind the webmux Session that carries the id and the terminal runs, then open at the first end. */
   async open(session: Session): Promise<void> {
     const { end } = this.options;
+    this.bind(session);
+    const opening = this.lock.run(() => (end === "terminal" ? this.startTerminal() : this.loadJournal()));
+    if (end === "chat") this.journalReady = opening.catch(() => {});
+    await opening;
+  }
+
+  /**
+   * Carry on a session a restarted server took over from the session host: its TUI runs on at
+   * the terminal end, or it is parked at the chat end (its chat agent, if one ran, died with the
+   * old server's pipes); the transcript is the chat history, as after any move.
+   */
+  resume(session: Session, saved: SavedHybrid): void {
+    this.bind(session);
+    this.strayChatPid = saved.chatPid;
+    if (saved.end === "terminal" && session.status === "running") {
+      this.end = "terminal";
+      this.terminalStartedAt = 0;
+      const state = saved.state === "busy" || saved.state === "awaiting_permission" ? saved.state : "idle";
+      this.terminalBusy = state === "busy";
+      this.setState(state);
+      return;
+    }
+    // A TUI that ended while no server ran parks the session, as its exit would have.
+    this.end = "chat";
+    this.setState("parked", saved.end === "chat" ? saved.error : undefined);
+    this.journalReady = this.lock.run(() => this.loadJournal()).catch(() => {});
+  }
+
+  private bind(session: Session): void {
     this.session = session;
     this.outbox = new ChatOutbox(session.submissions, (deliveries) => this.events.emit("deliver", deliveries));
     this.chat = new ChatEnd(this.journal, this.outbox, {
@@ -136,9 +206,6 @@ export class HybridSession {
       attention: () => session.raiseAttention(),
     });
     session.events.on("exit", (code) => this.onTerminalExit(code));
-    const opening = this.lock.run(() => (end === "terminal" ? this.startTerminal() : this.loadJournal()));
-    if (end === "chat") this.journalReady = opening.catch(() => {});
-    await opening;
   }
 
   private context(): ConversationContext {
@@ -351,6 +418,11 @@ export class HybridSession {
     if (this.end !== "chat" || this.chat.running || this.disposed) return;
     const { adapter } = this.options;
     this.setState("starting");
+    if (!(await this.strayChatGone())) {
+      this.setState("parked", `the chat end's previous agent (pid ${this.strayChatPid}) still runs; try again once it has ended`);
+      this.outbox.failAll();
+      return;
+    }
     const resume = this.existing || (await adapter.hasTranscript(this.context()));
     try {
       await this.chat.start(adapter.createChatDriver({ ...this.context(), resume }));
@@ -361,6 +433,16 @@ export class HybridSession {
     }
     this.setState("idle");
     this.chat.pump();
+  }
+
+  /** Whether the chat agent a killed server left behind is gone (waiting up to STRAY_CHAT_WAIT_MS for it). */
+  private async strayChatGone(): Promise<boolean> {
+    const pid = this.strayChatPid;
+    if (pid === null) return true;
+    await waitUntil(() => !processAlive(pid), STRAY_CHAT_WAIT_MS);
+    if (processAlive(pid)) return false;
+    this.strayChatPid = null;
+    return true;
   }
 
   private chatActivity(state: ChatActivity): void {
@@ -388,8 +470,13 @@ export class HybridSession {
     this.idleTimer = null;
   }
 
+  /** The server exits and the session lives on in the session host: stop the chat end's agent, keep the TUI's hook settings. */
+  async release(): Promise<void> {
+    await this.dispose(false);
+  }
+
   /** The session is gone: stop the chat end's agent and forget generated files. */
-  async dispose(): Promise<void> {
+  async dispose(removeFiles = true): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
     this.clearIdleClose();
@@ -399,7 +486,16 @@ export class HybridSession {
     });
     this.journal.dispose();
     this.events.clear();
-    rmSync(this.options.settingsDir, { recursive: true, force: true });
+    if (removeFiles) rmSync(this.options.settingsDir, { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -159,7 +159,7 @@ export class SessionRegistry {
    * survives a restart): same id, generation and ring offsets. The session limit does not apply:
    * nothing is started.
    */
-  adopt(state: { id: string; command: string[]; cwd: string; env: Record<string, string>; cols: number; rows: number; title: string | null; adopt: AdoptedState }): Session {
+  adopt(state: { id: string; command: string[]; cwd: string; env: Record<string, string>; cols: number; rows: number; title: string | null; adopt: AdoptedState; hybrid?: () => HybridInfo }): Session {
     if (this.sessions.has(state.id)) throw new InvalidSessionRequest(`session ${state.id} exists`);
     const session = new Session({
       id: state.id,
@@ -173,6 +173,7 @@ export class SessionRegistry {
       spawnPty: this.spawnFor(state.id),
       nextGeneration: this.nextGeneration,
       adopt: state.adopt,
+      hybrid: state.hybrid,
     });
     session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
     session.events.on("input", () => this.events.emit("input", session));
