@@ -1,6 +1,7 @@
 import { COMPRESSION_THRESHOLD_BYTES } from "../contract/protocol.ts";
 import type { LeaseConnection } from "../session/controller-lease.ts";
 import { closeSocket, type ClosableSocket } from "./close-socket.ts";
+import { sendSmallFrameDirect } from "./small-frame.ts";
 
 import { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./flow-control.ts";
 
@@ -147,14 +148,17 @@ export class TerminalConnection implements LeaseConnection {
     if (this.ws.bufferedAmount === 0) this.lastProgressAt = Date.now();
     this.bytesSent += frame.length;
     this.framesWritten++;
-    // ws ignores its `threshold` under context takeover: say per message that small ones stay plain.
-    this.ws.send(frame, { binary: true, compress: frame.length >= COMPRESSION_THRESHOLD_BYTES }, (err) => {
+    const written = (err?: Error) => {
       if (err) return;
       this.lastProgressAt = Date.now();
       this.framesSent++;
       while (this.sentWaiters.length > 0 && this.sentWaiters[0]!.after <= this.framesSent) this.sentWaiters.shift()!.run();
       this.hooks.onDrain(this);
-    });
+    };
+    // An echo, a control frame: one ready-made frame, one write (small-frame.ts); else through ws.
+    if (sendSmallFrameDirect(this.ws, frame, written)) return;
+    // ws ignores its `threshold` under context takeover: say per message that small ones stay plain.
+    this.ws.send(frame, { binary: true, compress: frame.length >= COMPRESSION_THRESHOLD_BYTES }, written);
   }
 
   private gone(): void {
