@@ -223,6 +223,8 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
     registry,
     terminals,
     dataDir: options.dataDir,
+    // Only one server at a time serves a host's sessions, so the file names the one that runs now.
+    hookUrlFile: host ? join(options.dataDir, "hybrid", "server-url") : undefined,
     keep: host
       ? (session, record) =>
           host.setHybrid(

@@ -5,6 +5,7 @@
 // (a UserPromptSubmit or SessionStart hook's stdout would join the conversation) and always exits
 // 0, so a server that is gone never blocks the agent.
 
+import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 
@@ -14,9 +15,20 @@ const POST_TIMEOUT_MS = 3000;
 const STDIN_TIMEOUT_MS = 2000;
 
 const event = process.argv[2] ?? "";
-const url = process.env.WEBMUX_HYBRID_URL;
+// The file (when set) names the server that runs now: it outlives the one that started the agent.
+const url = urlFromFile(process.env.WEBMUX_HYBRID_URL_FILE) ?? process.env.WEBMUX_HYBRID_URL;
 const secret = process.env.WEBMUX_HYBRID_SECRET;
 const session = process.env.WEBMUX_SESSION;
+
+function urlFromFile(path) {
+  if (!path) return null;
+  try {
+    const text = readFileSync(path, "utf8").trim();
+    return /^https?:\/\/[^\s/]+$/.test(text) ? text : null;
+  } catch {
+    return null;
+  }
+}
 
 async function readStdin() {
   const chunks = [];

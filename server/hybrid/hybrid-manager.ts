@@ -6,7 +6,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { WebSocket } from "ws";
 import { CloseCode, isValidSessionId, parseOffset } from "../contract/protocol.ts";
@@ -26,6 +27,11 @@ import { HybridSession, type SavedHybrid } from "./hybrid-session.ts";
 export const HOOK_RELAY = fileURLToPath(new URL("./hook-relay.mjs", import.meta.url));
 /** Environment variables the relay reads: where to post, and the session's hook secret. */
 export const HOOK_URL_VARIABLE = "WEBMUX_HYBRID_URL";
+/**
+ * Where the relay reads the server's address first, when set: a file the server rewrites at each
+ * start, so a TUI that outlived its server (the session host) reaches the next one on another port.
+ */
+export const HOOK_URL_FILE_VARIABLE = "WEBMUX_HYBRID_URL_FILE";
 export const HOOK_SECRET_VARIABLE = "WEBMUX_HYBRID_SECRET";
 /** Bytes of randomness in a hook secret. */
 const SECRET_BYTES = 32;
@@ -49,6 +55,8 @@ export type HybridManagerOptions = {
   dataDir: string;
   adapters?: ReadonlyMap<string, AgentAdapter>;
   chatIdleCloseMs?: number;
+  /** The file hooks read the server's address from (sessions in the session host, which outlive this server). */
+  hookUrlFile?: string;
   /** Keep a session's record in the session host (docs/design.md, What survives a restart); called whenever it changes. */
   keep?: (session: Session, record: HybridRecord) => void;
 };
@@ -174,6 +182,13 @@ export class HybridManager {
     if (parsed.hostname === "0.0.0.0") parsed.hostname = "127.0.0.1";
     if (parsed.hostname === "[::]") parsed.hostname = "[::1]";
     this.hookUrl = parsed.origin;
+    const file = this.options.hookUrlFile;
+    if (file) {
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, `${this.hookUrl}\n`, { mode: 0o600 });
+      renameSync(tmp, file);
+    }
   }
 
   get(id: string): HybridSession | undefined {
@@ -219,7 +234,12 @@ export class HybridManager {
     const session = this.options.registry.create({
       command: adapter.displayCommand(),
       cwd,
-      env: { ...request.env, [HOOK_URL_VARIABLE]: this.hookUrl, [HOOK_SECRET_VARIABLE]: secret },
+      env: {
+        ...request.env,
+        [HOOK_URL_VARIABLE]: this.hookUrl,
+        [HOOK_SECRET_VARIABLE]: secret,
+        ...(this.options.hookUrlFile ? { [HOOK_URL_FILE_VARIABLE]: this.options.hookUrlFile } : {}),
+      },
       cols: request.cols,
       rows: request.rows,
       title: request.title,

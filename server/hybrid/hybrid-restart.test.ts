@@ -43,9 +43,9 @@ function place(): Place {
   return p;
 }
 
-/** Hooks post to the server's address, kept in the TUI's environment: the next server takes the same port. */
-async function serve(p: Place, port = "0"): Promise<{ run: WebmuxRun; url: string }> {
-  const run = runWebmux(["serve", "--port", port, "--data-dir", p.data, "--token", TOKEN, "--no-qr"], { isolated: true });
+/** Each server on a port of its own: a TUI's hooks find the one that runs now (its address file in the data dir). */
+async function serve(p: Place): Promise<{ run: WebmuxRun; url: string }> {
+  const run = runWebmux(["serve", "--port", "0", "--data-dir", p.data, "--token", TOKEN, "--no-qr"], { isolated: true });
   return { run, url: await listeningUrl(run) };
 }
 
@@ -92,17 +92,6 @@ async function say(c: ChatClient, id: string, word: string): Promise<void> {
   await c.until((x) => x.of("turn").some((t) => t.turnId === id && t.phase === "end"), `the turn ${id}`, 30_000);
 }
 
-/** Type a prompt into the TUI and wait for its reply and the next prompt. */
-async function typePrompt(term: TerminalClient, text: string, reply: string): Promise<void> {
-  const from = term.text.length;
-  term.type(`${text}\r`);
-  await waitFor(() => {
-    const after = term.text.slice(from);
-    const at = after.indexOf(reply);
-    return at !== -1 && after.slice(at).includes(PROMPT);
-  }, { message: `reply ${reply} and the next prompt`, timeout: 30_000 });
-}
-
 function pidLines(p: Place): PidLine[] {
   if (!existsSync(p.pidLog)) return [];
   return readFileSync(p.pidLog, "utf8")
@@ -127,7 +116,7 @@ describe("hybrid sessions across a server restart", () => {
     await first.run.exit;
     expect(await c1.closed()).not.toBe(CloseCode.MOVED);
 
-    const second = await serve(p, new URL(first.url).port);
+    const second = await serve(p);
     const after = await info(second.url, s.id);
     expect(after.hybrid).toMatchObject({ agent: "claude", end: "chat", conversationId: s.hybrid!.conversationId });
     expect(after.generation).toBe(s.generation);
@@ -164,20 +153,24 @@ describe("hybrid sessions across a server restart", () => {
     first.run.proc.kill("SIGTERM");
     expect(await first.run.exit).toBe(0);
 
-    const second = await serve(p, new URL(first.url).port);
+    const second = await serve(p);
     const after = await info(second.url, s.id);
     expect(after).toMatchObject({ status: "running", pid: before.pid, generation: before.generation, hybrid: { end: "terminal", state: "idle", conversationId: s.hybrid!.conversationId } });
     const t2 = await terminal(second.url, s.id);
     await t2.waitForText(PROMPT);
-    // The TUI's hooks post to the new server: the turn shows as busy, then idle.
-    await typePrompt(t2, "say two", "⏺ two");
-    await waitFor(async () => (await info(second.url, s.id)).hybrid?.state === "idle", { message: "idle after the turn" });
+    // The TUI's hooks post to the new server, on another port: the turn shows as busy, then idle.
+    expect(new URL(second.url).port).not.toBe(new URL(first.url).port);
+    const from = t2.text.length;
+    t2.type("slow 2; say two\r");
+    await waitFor(async () => (await info(second.url, s.id)).hybrid?.state === "busy", { message: "busy from the UserPromptSubmit hook" });
+    await waitFor(() => t2.text.slice(from).includes("⏺ two"), { message: "the TUI's reply", timeout: 30_000 });
+    await waitFor(async () => (await info(second.url, s.id)).hybrid?.state === "idle", { message: "idle from the Stop hook" });
 
     expect((await api(second.url, `/api/sessions/${s.id}/move`, { to: "chat" })).status).toBe(200);
     expect(await t2.closed()).toBe(CloseCode.MOVED);
     const c2 = await chat(second.url, s.id);
     await c2.until((x) => x.of("snapshot").length === 1, "snapshot");
-    expect(c2.transcript()).toEqual(["user: say one", "assistant: one", "user: say two", "assistant: two"]);
+    expect(c2.transcript()).toEqual(["user: say one", "assistant: one", "user: slow 2; say two", "assistant: two"]);
     await say(c2, "turn-three-01", "three");
     expect(c2.transcript().at(-1)).toBe("assistant: three");
     expect(maxConcurrentAgents(pidLines(p))).toBe(1);
