@@ -176,4 +176,24 @@ describe("a session host replaced by another build", () => {
     second.run.proc.kill("SIGTERM");
     await second.run.exit;
   }, 90_000);
+
+  it("a reaper killed with SIGKILL: the new host still sees its program end (as a hang-up, the status is lost)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webmux-handover-"));
+    dirs.push(dir);
+    const first = await serve(dir);
+    const s = await create(first.url, [...SHELL, "-c", "echo READY; exec sleep 1000"]);
+    const oldHost = await hostOf(dir);
+    first.run.proc.kill("SIGTERM");
+    await first.run.exit;
+    const second = await serve(dir, NEXT);
+    expect(second.run.err()).toContain("it handed 1 session over");
+    process.kill(oldHost.pid, "SIGKILL");
+    await waitFor(() => !processExists(oldHost.pid) || readFileSync(`/proc/${oldHost.pid}/status`, "utf8").includes("zombie"), { message: "the reaper gone" });
+    expect((await sessions(second.url)).map((x) => [x.id, x.status])).toEqual([[s.id, "running"]]);
+    process.kill(s.pid!, "SIGKILL");
+    await waitFor(async () => (await sessions(second.url)).find((x) => x.id === s.id)?.status === "exited", { timeout: 20_000, message: "the exit seen" });
+    expect((await sessions(second.url))[0]!.exitCode).toBe(129);
+    second.run.proc.kill("SIGTERM");
+    await second.run.exit;
+  }, 60_000);
 });

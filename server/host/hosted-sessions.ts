@@ -495,6 +495,11 @@ export class HostedSessions implements HostService {
     this.adoptedPtys.get(pid)?.reaped(exit);
   }
 
+  /** The pids of the programs taken over from a predecessor that have not ended yet. */
+  adoptedPids(): number[] {
+    return [...this.adoptedPtys.keys()];
+  }
+
   /** Programs taken over from a predecessor that have not ended yet (their exits are still to come). */
   get adoptedRunning(): number {
     return this.adoptedPtys.size;

@@ -10,7 +10,7 @@
  * If the successor goes away first, the reaper ends the programs (as the death of a host does).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { Socket } from "node:net";
 import { adoptPty, type AdoptedPty } from "../pty/adopted-pty.ts";
 import { terminate } from "../pty/terminate.ts";
@@ -109,6 +109,30 @@ export async function handOver(successor: SuccessorCommand, service: HostedSessi
   return { pid: answer.pid, sessions: prepared.document.sessions.length, reaped };
 }
 
+/** How often the successor looks whether a program whose reaper was killed has ended. */
+const ORPHAN_POLL_MS = 1_000;
+
+/** Gone, or a zombie nobody has waited for yet. */
+function programEnded(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The reaper was killed (SIGKILL) before the programs it waited for: their exit statuses are lost,
+ * so each is reported as a hang-up once it is gone, as when a host dies under a server.
+ */
+function watchOrphans(service: HostedSessions): void {
+  const timer = setInterval(() => {
+    for (const pid of service.adoptedPids()) if (programEnded(pid)) service.reaped(pid, { exitCode: 129, signal: 1 });
+    if (service.adoptedRunning === 0) clearInterval(timer);
+  }, ORPHAN_POLL_MS);
+}
+
 /** What the successor has once it took the sessions: the pipe to its predecessor, for the exits. */
 export type TakenOver = { from: HandoverFrom; sessions: number; channel: Socket; begin(): void; confirm(): void; fail(message: string): void };
 
@@ -150,7 +174,10 @@ export async function takeOver(service: HostedSessions, log: (line: string) => v
     channel.on("error", () => {});
     channel.once("close", () => {
       if (!got) reject(new Error("the predecessor closed the pipe before the document"));
-      else if (service.adoptedRunning > 0) log(`the predecessor went away before ${service.adoptedRunning} handed-over program(s) ended: their exits will not be reported`);
+      else if (service.adoptedRunning > 0) {
+        log(`the predecessor went away before ${service.adoptedRunning} handed-over program(s) ended: their end is watched for, without its status`);
+        watchOrphans(service);
+      }
     });
   });
   const adopted: AdoptedPty[] = [];
