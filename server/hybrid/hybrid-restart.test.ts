@@ -175,4 +175,25 @@ describe("hybrid sessions across a server restart", () => {
     expect(c2.transcript().at(-1)).toBe("assistant: three");
     expect(maxConcurrentAgents(pidLines(p))).toBe(1);
   }, 120_000);
+
+  it("kill -9 during a chat turn: the turn in flight is lost with its server, the conversation goes on at the next one, one agent at a time", async () => {
+    const p = place();
+    const first = await serve(p);
+    const s = await createAtChat(first.url, p);
+    const c1 = await chat(first.url, s.id);
+    await say(c1, "turn-one-0001", "one");
+    c1.send("turn-slow-001", "slow 3; say late");
+    await c1.until((x) => x.status?.state === "busy", "the slow turn under way");
+    first.run.proc.kill("SIGKILL");
+    await first.run.exit;
+
+    const second = await serve(p);
+    const c2 = await chat(second.url, s.id);
+    await c2.until((x) => x.of("snapshot").length === 1, "snapshot");
+    expect(c2.transcript().slice(0, 2)).toEqual(["user: say one", "assistant: one"]);
+    await say(c2, "turn-two-0001", "two");
+    expect(c2.transcript().at(-1)).toBe("assistant: two");
+    // The old agent (its pipes gone with its server) ended before the new one started.
+    expect(maxConcurrentAgents(pidLines(p))).toBe(1);
+  }, 120_000);
 });
