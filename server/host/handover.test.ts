@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { listeningUrl, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
+import { BUN_WEBMUX, listeningUrl, NODE_WEBMUX, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
 import { HostConnection } from "./host-client.ts";
 import { hostPaths, processExists } from "./host-dir.ts";
 import type { AdoptedSession } from "./hosted-sessions.ts";
@@ -36,8 +36,8 @@ afterEach(async () => {
   }
 });
 
-async function serve(dir: string, env: Record<string, string> = {}): Promise<{ run: WebmuxRun; url: string }> {
-  const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env });
+async function serve(dir: string, env: Record<string, string> = {}, runtime = NODE_WEBMUX): Promise<{ run: WebmuxRun; url: string }> {
+  const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env, runtime });
   return { run, url: await listeningUrl(run) };
 }
 
@@ -195,5 +195,25 @@ describe("a session host replaced by another build", () => {
     expect((await sessions(second.url))[0]!.exitCode).toBe(129);
     second.run.proc.kill("SIGTERM");
     await second.run.exit;
+  }, 60_000);
+
+  it("a host on Bun cannot hand over: the new server says so in one line and does not start; the old host listens again and keeps the session", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webmux-handover-"));
+    dirs.push(dir);
+    const first = await serve(dir, {}, BUN_WEBMUX);
+    const s = await create(first.url, [...SHELL, "-c", "echo READY; exec sleep 1000"]);
+    first.run.proc.kill("SIGTERM");
+    await first.run.exit;
+    const refused = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env: NEXT });
+    expect(await refused.exit).toBe(1);
+    const lines = refused.err().trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("could not hand its sessions over (its PTYs run on Bun's terminal API, which does not give out a terminal's descriptor)");
+    expect(processExists(s.pid!)).toBe(true);
+    // The old build serves the session again, as before the attempt.
+    const again = await serve(dir);
+    expect((await sessions(again.url)).map((x) => [x.id, x.generation, x.pid, x.status])).toEqual([[s.id, s.generation, s.pid, "running"]]);
+    again.run.proc.kill("SIGTERM");
+    await again.run.exit;
   }, 60_000);
 });
