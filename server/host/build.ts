@@ -15,3 +15,10 @@ export const SPOKEN_HOST_PROTOCOL: number = (() => {
   const test = Number(process.env.WEBMUX_TEST_HOST_PROTOCOL);
   return Number.isInteger(test) && test > 0 && test <= 0xffff ? test : HOST_PROTOCOL;
 })();
+
+/**
+ * Tests only: WEBMUX_TEST_HOST_BEFORE_HANDOVERS=1 makes a host answer a handover request as every
+ * build from before handovers does, by closing the connection at a first frame that is not a
+ * hello (docs/design.md, What survives a restart).
+ */
+export const PLAYS_HOST_BEFORE_HANDOVERS = process.env.WEBMUX_TEST_HOST_BEFORE_HANDOVERS === "1";

@@ -197,6 +197,32 @@ describe("a session host replaced by another build", () => {
     await second.run.exit;
   }, 60_000);
 
+  it("a host from before handovers closes the connection at the request: the new server says so in one line and does not start; the session runs on and the old build serves it again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webmux-handover-"));
+    dirs.push(dir);
+    const first = await serve(dir, { WEBMUX_TEST_HOST_BEFORE_HANDOVERS: "1" });
+    const s = await create(first.url, [...SHELL, "-c", "echo READY; exec sleep 1000"]);
+    const oldHost = await hostOf(dir);
+    first.run.proc.kill("SIGTERM");
+    await first.run.exit;
+    const refused = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env: NEXT });
+    expect(await refused.exit).toBe(1);
+    const lines = refused.err().trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("could not hand its sessions over (it closed the connection at the handover request, as a build from before handovers does)");
+    expect(lines[0]).toContain("its sessions keep running there");
+    expect(processExists(s.pid!)).toBe(true);
+    expect(processExists(oldHost.pid)).toBe(true);
+    // The old build serves the session again, from the same host.
+    const again = await serve(dir, { WEBMUX_TEST_HOST_BEFORE_HANDOVERS: "1" });
+    expect((await hostOf(dir)).pid).toBe(oldHost.pid);
+    expect((await sessions(again.url)).map((x) => [x.id, x.generation, x.pid, x.status])).toEqual([[s.id, s.generation, s.pid, "running"]]);
+    const viewer = await connect(again.url, s.id);
+    await viewer.waitForText("READY");
+    again.run.proc.kill("SIGTERM");
+    await again.run.exit;
+  }, 60_000);
+
   it("a host on Bun cannot hand over: the new server says so in one line and does not start; the old host listens again and keeps the session", async () => {
     const dir = mkdtempSync(join(tmpdir(), "webmux-handover-"));
     dirs.push(dir);

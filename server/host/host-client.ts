@@ -212,7 +212,7 @@ export async function requestHandover(paths: HostPaths, successor: SuccessorComm
     }, options.timeoutMs);
     const offClosed = conn.events.on("closed", () => {
       clearTimeout(timer);
-      reject(new HostGoneError("it does not know the handover request (a build from before handovers)"));
+      reject(new HostGoneError("it closed the connection at the handover request, as a build from before handovers does"));
     });
     conn.events.on("message", (message) => {
       clearTimeout(timer);

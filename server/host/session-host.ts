@@ -11,7 +11,7 @@ import { secretsEqual } from "../http/credentials.ts";
 import { HostDirError, prepareHostDir, releaseStartLock, socketAddress, takeStartLock, writeSecret, type HostPaths } from "./host-dir.ts";
 import { HostSocket } from "./host-socket.ts";
 import { probeHost } from "./host-client.ts";
-import { SPOKEN_HOST_PROTOCOL } from "./build.ts";
+import { PLAYS_HOST_BEFORE_HANDOVERS, SPOKEN_HOST_PROTOCOL } from "./build.ts";
 import { PeerRole, Refusal, type HostMessage, type SuccessorCommand } from "./protocol.ts";
 
 /** A peer that has not said hello within this long is dropped. */
@@ -202,7 +202,8 @@ export class SessionHost {
     conn.events.on("message", (message) => {
       if (!peer) {
         clearTimeout(timer);
-        if (message.type === "handover") void this.handOver(conn, message);
+        // (a host playing a build from before handovers treats the request as a frame it does not know)
+        if (message.type === "handover" && !PLAYS_HOST_BEFORE_HANDOVERS) void this.handOver(conn, message);
         else peer = this.greet(conn, message);
         return;
       }
