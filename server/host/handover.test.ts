@@ -88,6 +88,15 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+/** Running (a zombie nobody waited for counts as gone: this container's pid 1 reaps none). */
+function alive(pid: number): boolean {
+  try {
+    return processExists(pid) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
 describe("a session host replaced by another build", () => {
   it("hands its running sessions over: same pids, ids and generations, append resume with exact bytes, input, resize, exit status, delete and webmux stop", async () => {
     const dir = mkdtempSync(join(tmpdir(), "webmux-handover-"));
@@ -175,6 +184,64 @@ describe("a session host replaced by another build", () => {
     await waitFor(() => !processExists(newHost.pid) && !processExists(oldHost.pid), { timeout: 20_000, message: "both hosts gone" });
     second.run.proc.kill("SIGTERM");
     await second.run.exit;
+  }, 90_000);
+
+  it("a second handover (N → N+1 → N+2): the sessions survive both, the exit status goes through both reapers, and webmux stop ends every process", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webmux-handover-"));
+    dirs.push(dir);
+    const AFTER_NEXT = { WEBMUX_TEST_HOST_PROTOCOL: String(HOST_PROTOCOL + 2) };
+    const first = await serve(dir);
+    const a = await create(first.url, SHELL);
+    const b = await create(first.url, [...SHELL, "-c", "echo B-READY; exec sleep 1000"]);
+    const host0 = await hostOf(dir);
+    first.run.proc.kill("SIGTERM");
+    await first.run.exit;
+
+    const second = await serve(dir, NEXT);
+    expect(second.run.err()).toContain("it handed 2 sessions over");
+    const host1 = await hostOf(dir, HOST_PROTOCOL + 1);
+    const viewer = await connect(second.url, a.id);
+    viewer.takeControl();
+    viewer.type("echo ONE-$((20+1))\r");
+    await viewer.waitForText("ONE-21", 20_000);
+    const resumeAt = { generation: viewer.generation!, offset: viewer.offset };
+    second.run.proc.kill("SIGTERM");
+    await second.run.exit;
+    await viewer.closed();
+
+    // The host that took the sessions over hands them over again, and stays on as a reaper itself.
+    const third = await serve(dir, AFTER_NEXT);
+    expect(third.run.err()).toContain("it handed 2 sessions over");
+    const host2 = await hostOf(dir, HOST_PROTOCOL + 2);
+    expect(new Set([host0.pid, host1.pid, host2.pid]).size).toBe(3);
+    expect(processExists(host0.pid) && processExists(host1.pid)).toBe(true);
+    expect(childrenOf(host0.pid).sort()).toEqual([a.pid, b.pid, host1.pid].sort());
+    expect(childrenOf(host1.pid)).toEqual([host2.pid]);
+    expect((await sessions(third.url)).map((x) => [x.id, x.generation, x.pid, x.status]).sort()).toEqual(
+      [
+        [a.id, a.generation, a.pid, "running"],
+        [b.id, b.generation, b.pid, "running"],
+      ].sort(),
+    );
+
+    const resumed = await connect(third.url, a.id, { resume: resumeAt });
+    await resumed.waitForFrames((f) => f.some((x) => x.type === "status"));
+    expect(resumed.position).toMatchObject({ mode: "append", start: resumeAt.offset, generation: a.generation });
+    resumed.takeControl();
+    resumed.type("echo TWO-$((40+2))\r");
+    await resumed.waitForText("TWO-42", 20_000);
+
+    // a's exit status: host0 waits for it, tells host1, which tells host2.
+    resumed.type("exit 7\r");
+    await waitFor(async () => (await sessions(third.url)).find((x) => x.id === a.id)?.status === "exited", { timeout: 20_000, message: "a's exit reported" });
+    expect((await sessions(third.url)).find((x) => x.id === a.id)!.exitCode).toBe(7);
+
+    const stop = runWebmux(["stop", "--data-dir", dir], { env: AFTER_NEXT });
+    expect(await stop.exit).toBe(0);
+    expect(stop.out()).toContain("ended 2 sessions");
+    await waitFor(() => ![a.pid!, b.pid!, host0.pid, host1.pid, host2.pid].some(alive), { timeout: 20_000, message: "every process gone" });
+    third.run.proc.kill("SIGTERM");
+    await third.run.exit;
   }, 90_000);
 
   it("a reaper killed with SIGKILL: the new host still sees its program end (as a hang-up, the status is lost)", async () => {
