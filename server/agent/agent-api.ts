@@ -54,8 +54,9 @@ export class AgentApi {
     this.active = new ActiveSession(this.registry);
     for (const s of this.registry.list()) this.track(s);
     this.unsubscribe = [
+      // Tracked from its first byte: a shell's first prompt mark may come before its pid is known.
+      this.registry.events.on("added", (s) => this.track(s)),
       this.registry.events.on("created", (s) => {
-        this.track(s);
         this.publish("session_created", { pane_id: s.id, command: s.command, title: s.title, cwd: s.cwd });
       }),
       this.registry.events.on("removed", (id) => this.untrack(id)),

@@ -50,6 +50,13 @@ export type RegistryOptions = {
 };
 
 export type RegistryEvents = {
+  /**
+   * The session is in the registry, before any of its output: whoever must see every byte (the
+   * Agent API's command tracker) subscribes here. Its program may still be starting in the session
+   * host, whose first output can arrive in the same read as the pid.
+   */
+  added: [session: Session];
+  /** The session is announced: its program runs and its pid is known. */
   created: [session: Session];
   /** `previewOnly` when nothing but the preview lines changed. */
   updated: [session: Session, previewOnly: boolean];
@@ -142,6 +149,7 @@ export class SessionRegistry {
       }
     }
     this.sessions.set(id, session);
+    this.events.emit("added", session);
     const announce = () => {
       if (announced || this.sessions.get(id) !== session) return;
       announced = true;
@@ -178,6 +186,7 @@ export class SessionRegistry {
     session.events.on("changed", (previewOnly) => this.events.emit("updated", session, previewOnly));
     session.events.on("input", () => this.events.emit("input", session));
     this.sessions.set(state.id, session);
+    this.events.emit("added", session);
     this.events.emit("created", session);
     return session;
   }

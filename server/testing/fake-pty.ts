@@ -6,8 +6,10 @@ import type { PtyExit, PtyProcess, PtySpawnOptions, SpawnPty } from "../pty/pty.
  * tests of the session core and the hub without a process or a socket.
  */
 export class FakePty implements PtyProcess {
-  readonly pid = 4242;
+  pid = 4242;
   readonly exited: Promise<PtyExit>;
+  /** set by `startLater`: the program is still being started, as in the session host */
+  ready?: Promise<void>;
   /** everything written to the program, in order */
   readonly writes: string[] = [];
   /** every PTY size set, including a redraw request's transient one */
@@ -21,6 +23,17 @@ export class FakePty implements PtyProcess {
 
   constructor(readonly options: PtySpawnOptions) {
     this.exited = new Promise<PtyExit>((resolve) => (this.end = resolve));
+  }
+
+  /** The program is still starting (pid 0, as in the session host) until the returned function is called. */
+  startLater(): () => void {
+    this.pid = 0;
+    let started!: () => void;
+    this.ready = new Promise((resolve) => (started = resolve));
+    return () => {
+      this.pid = 4242;
+      started();
+    };
   }
 
   /** Output of the program, delivered at once (the session's `output` event fires inside). */
