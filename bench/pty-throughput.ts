@@ -50,8 +50,8 @@ async function catWithSession(registry: SessionRegistry, corpus: Corpus): Promis
   session.events.on("output", () => (last = performance.now()));
   await new Promise<void>((resolve) => session.events.on("exit", () => resolve()));
   const ms = performance.now() - start;
-  const bytes = session.ring.end;
-  const stats = session.screen.stats();
+  const bytes = session.stats().end;
+  const stats = session.stats().screen;
   await registry.remove(session.id);
   return {
     bytes,

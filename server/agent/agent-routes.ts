@@ -62,7 +62,7 @@ export function registerAgentRoutes(app: App, api: AgentApi): void {
     const enter = optionalBoolean(body, "enter") ?? true;
     const session = api.resolvePane(optionalPaneId(body), true);
     // Several lines go in as one paste where the program accepts pastes, so each newline is not an Enter.
-    const text = command.includes("\n") && session.scanner.bracketedPaste ? bracketPasteText(command) : command;
+    const text = command.includes("\n") && session.modes.bracketedPaste ? bracketPasteText(command) : command;
     if (!session.write(enter ? `${text}\r` : text)) throw new ApiError(ErrorCode.NOT_FOUND, `session ${session.id} has exited`);
     api.active.note(session.id);
     return { ok: true, pane_id: session.id };
@@ -74,7 +74,7 @@ export function registerAgentRoutes(app: App, api: AgentApi): void {
     const scrollback = queryInt(ctx.url, "scrollback", 0, MAX_READ_SCROLLBACK_LINES);
     const stripAnsi = queryBoolean(ctx.url, "strip_ansi") ?? true;
     const session = api.resolvePane(ctx.url.searchParams.get("pane_id") ?? undefined, false);
-    const screen = await session.screen.read({ scrollback: scrollback ?? 0, styled: !stripAnsi });
+    const screen = await session.readScreen({ scrollback: scrollback ?? 0, styled: !stripAnsi });
     return {
       pane_id: session.id,
       lines: screen.lines,

@@ -110,7 +110,7 @@ export class SessionRunner {
   }
 
   private startIntegrated(job: Job): void {
-    const style = { bracketedPaste: this.session.scanner.bracketedPaste, ansiCQuoting: true };
+    const style = { bracketedPaste: this.session.modes.bracketedPaste, ansiCQuoting: true };
     const keys = keystrokes(commandLine(job.request, style), style);
     this.active = job;
     job.typedAt = Date.now();
@@ -202,7 +202,7 @@ export class SessionRunner {
       if (prompt === null) throw new ApiError(ErrorCode.NOT_FOUND, `session ${this.session.id} has exited`);
       this.tracker.fallBackToDetection();
       this.prompt = prompt;
-      const style = { bracketedPaste: this.session.scanner.bracketedPaste, ansiCQuoting: false };
+      const style = { bracketedPaste: this.session.modes.bracketedPaste, ansiCQuoting: false };
       const line = commandLine(job.request, style);
       const capture = new OutputCapture();
       const off = this.session.events.on("output", (chunk) => capture.append(chunk));
@@ -238,7 +238,7 @@ export class SessionRunner {
       if (job.settled || this.session.status !== "running") return null;
       if (!capture && this.tracker.mode === "integrated") return null;
       if (this.tracker.quietFor() >= PROMPT_QUIET_MS && (!capture || capture.byteLength > 0)) {
-        const screen = await this.session.screen.read();
+        const screen = await this.session.readScreen();
         const row = screen.lines[screen.cursor.row] ?? "";
         const text = row.slice(0, screen.cursor.col).trimEnd();
         if (text !== "" && this.tracker.quietFor() >= PROMPT_QUIET_MS && (text === this.prompt || PROMPT_LIKE.test(text))) return text;

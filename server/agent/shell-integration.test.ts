@@ -56,7 +56,7 @@ describe("shell integration", () => {
     const pane = (await s.createSession({ env: { HOME: h.dir, ZDOTDIR: userDir } })).id;
     const r = await run(s, { pane_id: pane, command: 'echo "$FROM_ZSHENV $FROM_ZSHRC $FROM_ZLOGIN ${WEBMUX_SHELL_NONCE-no-nonce}"; echo "$ZDOTDIR"; false' });
     expect(r.body).toMatchObject({ method: "shell_integration", exit_code: 1, stdout: `zshenv zshrc zlogin no-nonce\n${userDir}\n` });
-    const screen = await s.registry.get(pane)!.screen.read();
+    const screen = await s.registry.get(pane)!.readScreen();
     expect(screen.lines.some((l) => l.startsWith("mine> "))).toBe(true);
   });
 

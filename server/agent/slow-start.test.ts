@@ -46,7 +46,7 @@ describe.concurrent("a run sent while the shell is still starting", () => {
     await waitFor(() => server.agent.trackerOf(session.id)?.unconfirmed, { timeout: INTEGRATION_GRACE_MS * 3, message: "the grace over" });
     const answer = run(server, { pane_id: session.id, command: "echo late >> runs; cat runs; (exit 5)", timeout: RUN_TIMEOUT_MS });
     await waitFor(() => server.agent.pendingRuns(session.id) === 1, { message: "the run queued" });
-    expect(server.registry.get(session.id)!.ring.end).toBe(0); // nothing typed, nothing echoed
+    expect(server.registry.get(session.id)!.stats().end).toBe(0); // nothing typed, nothing echoed
     writeFileSync(join(home, "go"), "");
     const r = await answer;
     expect(r.body).toMatchObject({ exit_code: 5, stdout: "late\n", method: "shell_integration" });

@@ -109,10 +109,11 @@ async function sessionRunning(program: string): Promise<string> {
 
 /** The number of the first whole `seq` line that starts after output offset `offset` of the session. */
 async function lineAfter(id: string, offset: number): Promise<string> {
-  const ring = server.registry.get(id)!.ring;
+  const session = server.registry.get(id)!;
   return waitFor(
     () => {
-      const ahead = Buffer.from(ring.slice(offset, Math.min(ring.end, offset + 64))).toString("latin1");
+      if (offset < session.stats().start) throw new RangeError(`offset ${offset} is no longer retained`);
+      const ahead = Buffer.from(session.readOutput(offset, offset + 64)).toString("latin1");
       return /\n(\d+)\r/.exec(ahead)?.[1];
     },
     { message: `a whole line of output after offset ${offset}` },
@@ -366,7 +367,7 @@ describe("replayed device queries", () => {
   async function askedSession() {
     const s = await server.createSession({ command: [process.execPath, QUERY_RECORDER] });
     const session = server.registry.get(s.id)!;
-    await waitFor(() => Buffer.from(session.ring.slice(0, session.ring.end)).includes("QUERIES-ASKED-1"), { message: "queries asked" });
+    await waitFor(() => Buffer.from(session.readOutput()).includes("QUERIES-ASKED-1"), { message: "queries asked" });
     return { s, session };
   }
 
@@ -397,7 +398,7 @@ describe("replayed device queries", () => {
     try {
       server.acceptor.terminateAll();
       process.kill(session.info().pid!, "SIGUSR1");
-      await waitFor(() => Buffer.from(session.ring.slice(0, session.ring.end)).includes("QUERIES-ASKED-2"), { message: "asked again" });
+      await waitFor(() => Buffer.from(session.readOutput()).includes("QUERIES-ASKED-2"), { message: "asked again" });
     } finally {
       process.kill(t.pid, "SIGCONT");
     }

@@ -62,7 +62,7 @@ describe("webmux ls / new / kill", () => {
       expect(listed.status).toBe("running");
       // the session really starts in that directory
       session.write("pwd\r");
-      await waitFor(() => Buffer.from(session.ring.slice(session.ring.start, session.ring.end)).toString().includes(`${dir}\r\n`), { message: "pwd output" });
+      await waitFor(() => Buffer.from(session.readOutput()).toString().includes(`${dir}\r\n`), { message: "pwd output" });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -110,7 +110,7 @@ describe("HTTP timeouts", () => {
     });
     try {
       const session = big.registry.create({ command: ["bash", "-c", "head -c 24000000 /dev/zero | tr '\\0' a; sleep 60"] });
-      await waitFor(() => session.ring.end >= 24_000_000, { timeout: 60_000, message: "24 MB in the ring" });
+      await waitFor(() => session.stats().end >= 24_000_000, { timeout: 60_000, message: "24 MB in the ring" });
       const before = await openCount(big);
       const p = probe(big, "127.0.0.1", `GET /api/sessions/${session.id}/buffer HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${big.token}\r\n\r\n`);
       p.socket.pause(); // never reads

@@ -135,16 +135,16 @@ export function registerSessionRoutes(app: App, registry: SessionRegistry, setti
   app.route("GET", "/api/sessions/:id/buffer", (ctx) => {
     requireRead(ctx);
     const session = findSession(registry, ctx.params.id!);
-    const { ring } = session;
-    const bytes = ring.slice(ring.start, ring.end);
+    const { start, end, truncated } = session.stats();
+    const bytes = session.readOutput(start, end);
     ctx.res.writeHead(200, {
       "content-type": "application/octet-stream",
       "content-length": bytes.byteLength,
       "cache-control": "no-store",
       "x-webmux-generation": session.generation,
-      "x-webmux-start": String(ring.start),
-      "x-webmux-end": String(ring.end),
-      "x-webmux-truncated": String(ring.truncated),
+      "x-webmux-start": String(start),
+      "x-webmux-end": String(end),
+      "x-webmux-truncated": String(truncated),
     });
     endWithDeadline(ctx.res, bytes, app.limits);
     return HANDLED;

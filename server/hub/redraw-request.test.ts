@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Session } from "../session/session.ts";
+import { Session } from "../session/session.ts";
 import { styledLine } from "../session/styled-line.js";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
@@ -112,7 +112,7 @@ async function clientScreen(client: TerminalClient): Promise<Screen> {
 }
 
 async function serverScreen(session: Session): Promise<Screen> {
-  const read = await session.screen.read({ scrollback: SCROLLBACK_COMPARED, styled: true });
+  const read = await session.readScreen({ scrollback: SCROLLBACK_COMPARED, styled: true });
   return { lines: read.lines, scrollback: read.scrollback, cursor: read.cursor };
 }
 
@@ -122,12 +122,12 @@ async function settled(session: Session, clients: TerminalClient[]): Promise<voi
   let since = Date.now();
   await waitFor(
     () => {
-      if (session.ring.end !== end) {
-        end = session.ring.end;
+      if (session.stats().end !== end) {
+        end = session.stats().end;
         since = Date.now();
         return false;
       }
-      const stats = session.screen.stats();
+      const stats = session.stats().screen;
       const mirrored = stats.pendingBytes === 0 && stats.parsedBytes === stats.postedBytes;
       return Date.now() - since >= QUIET_MS && mirrored && clients.every((c) => c.offset === end);
     },
@@ -146,7 +146,7 @@ async function start(program: Program) {
     controller.type(key.type);
     await waitFor(async () => (await controller.screenLines()).some((l) => l.includes(key.shows)), { message: `${program.name} showing ${key.shows}` });
   }
-  expect(session.ring.truncated).toBe(true);
+  expect(session.stats().truncated).toBe(true);
   const observer = await connect(info.id, { client: `obs-${info.id}` });
   await observer.waitForFrames((f) => f.some((x) => x.type === "status"));
   await settled(session, [controller, observer]);
@@ -164,7 +164,7 @@ describe("the redraw request after a truncated reset", () => {
     it(`leaves every screen as it was for ${program.name} when the reset could not carry the screen (history=0)`, async () => {
       const { info, session, controller, observer } = await start(program);
       const before = await views(session, controller, observer);
-      expect(session.scanner.alternateScreen).toBe(program.alternate);
+      expect(session.modes.alternateScreen).toBe(program.alternate);
 
       const late = await connect(info.id, { query: { history: "0" } });
       await late.waitForFrames((f) => f.some((x) => x.type === "status"));
@@ -200,12 +200,12 @@ describe("the redraw request after a truncated reset", () => {
 
   it("does not repaint a full-frame TUI when the reset carried the screen: the snapshot is its screen", async () => {
     const { info, session, controller, observer } = await start(fullFrame);
-    const end = session.ring.end;
+    const end = session.stats().end;
     const late = await connect(info.id);
     await late.waitForFrames((f) => f.some((x) => x.type === "status"));
     await settled(session, [controller, observer, late]);
     // It paints only when its size changes: any output now would be a repaint.
-    expect(session.ring.end).toBe(end);
+    expect(session.stats().end).toBe(end);
     expect(await late.screenLines()).toEqual(await controller.screenLines());
     await Promise.all([late.close(), observer.close(), controller.close()]);
   }, TEST_TIMEOUT_MS);
@@ -217,9 +217,9 @@ describe("the redraw request after a truncated reset", () => {
     // A flood past the mirror's parse budget: it keeps only the flood's tail and rebuilds from that
     // (a gap), so its screen is no longer the program's.
     const flood = new TextEncoder().encode("lost output\r\n".repeat(20_000));
-    const gaps = session.screen.stats().gaps;
-    for (let i = 0; i < 100 && !session.screen.stats().skimming; i++) session.screen.write(flood);
-    await waitFor(() => !session.screen.stats().skimming && session.screen.stats().gaps > gaps, { timeout: 20_000, message: "flood skimmed" });
+    const gaps = session.stats().screen.gaps;
+    for (let i = 0; i < 100 && !session.stats().screen.skimming; i++) Session.mirrorForFaultTests(session).write(flood);
+    await waitFor(() => !session.stats().screen.skimming && session.stats().screen.gaps > gaps, { timeout: 20_000, message: "flood skimmed" });
     expect((await serverScreen(session)).lines.at(-2)).toBe("lost output");
 
     const healer = await connect(info.id);
@@ -232,7 +232,7 @@ describe("the redraw request after a truncated reset", () => {
     expect(await healer.screenLines()).toEqual(frame);
 
     // Healed: later resets carry the screen, also from a new stream once every connection left.
-    const end = session.ring.end;
+    const end = session.stats().end;
     const second = await connect(info.id);
     await second.waitForFrames((f) => f.some((x) => x.type === "status"));
     expect(server.terminals.streamOf(info.id)!.redrawPending).toBe(false);
@@ -242,7 +242,7 @@ describe("the redraw request after a truncated reset", () => {
     await returning.waitForFrames((f) => f.some((x) => x.type === "status"));
     expect(server.terminals.streamOf(info.id)!.redrawPending).toBe(false);
     await settled(session, [returning]);
-    expect(session.ring.end).toBe(end);
+    expect(session.stats().end).toBe(end);
     expect(await returning.screenLines()).toEqual(frame);
     await returning.close();
   }, TEST_TIMEOUT_MS);

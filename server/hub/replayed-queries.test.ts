@@ -28,7 +28,7 @@ afterAll(async () => {
 async function askedSession() {
   const info = await server.createSession({ command: [process.execPath, RECORDER] });
   const session = server.registry.get(info.id)!;
-  await waitFor(() => Buffer.from(session.ring.slice(session.ring.start, session.ring.end)).includes("QUERIES-ASKED-1"), { message: "queries asked" });
+  await waitFor(() => Buffer.from(session.readOutput()).includes("QUERIES-ASKED-1"), { message: "queries asked" });
   return { info, session };
 }
 

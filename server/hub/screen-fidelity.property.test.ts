@@ -84,14 +84,14 @@ async function run(start: { cols: number; rows: number }, steps: Step[], last: s
   /** the other client while it is away: its screen and resume point */
   let away: { term: NonNullable<TerminalClient["term"]>; generation: string; offset: number } | null = null;
   const output = async (command: string, length: number) => {
-    const end = session.ring.end + length;
+    const end = session.stats().end + length;
     stayed.type(command);
-    await waitFor(() => session.ring.end >= end, { timeout: SLOW_MS, message: `output up to ${end}` });
+    await waitFor(() => session.stats().end >= end, { timeout: SLOW_MS, message: `output up to ${end}` });
   };
   try {
     const compare = async (what: string) => {
       const clients = other === null ? [stayed] : [stayed, other];
-      const [expected, actual] = await statesAtOnePoint(() => session.ring.end, clients, { scrollback: HISTORY_COMPARED, timeout: SLOW_MS });
+      const [expected, actual] = await statesAtOnePoint(() => session.stats().end, clients, { scrollback: HISTORY_COMPARED, timeout: SLOW_MS });
       if (actual) expect(stateDifferences(expected!, actual), `${what} (the other client's last position: ${JSON.stringify(other?.position)})`).toEqual([]);
     };
     const writeOutput = (bytes: string) => (bytes === "" ? Promise.resolve() : output(`x${Buffer.from(bytes).toString("hex")}.`, Buffer.byteLength(bytes)));

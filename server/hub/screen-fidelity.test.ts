@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 const ringHas = (session: Session, text: string) => {
-  const tail = session.ring.slice(Math.max(session.ring.start, session.ring.end - 4096), session.ring.end);
+  const tail = session.readOutput(session.stats().end - 4096);
   return Buffer.from(tail).includes(text);
 };
 
@@ -80,7 +80,7 @@ async function join(joined: Joined, options: { resume?: { generation: string; of
 }
 
 async function expectSameScreens(joined: Joined, what: string): Promise<void> {
-  const [expected, ...others] = await statesAtOnePoint(() => joined.session.ring.end, joined.clients, { scrollback: HISTORY_COMPARED, timeout: SLOW_MS });
+  const [expected, ...others] = await statesAtOnePoint(() => joined.session.stats().end, joined.clients, { scrollback: HISTORY_COMPARED, timeout: SLOW_MS });
   for (const [i, state] of others.entries()) {
     expect(stateDifferences(expected!, state), `${what}: ${i === 0 ? "first" : "another"} late client`).toEqual([]);
   }
@@ -119,12 +119,12 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
   for (const scenario of synthetic) {
     it(`after the ring wrapped: ${scenario.name}`, async () => {
       const joined = await started(`${FLOOD}; printf 'READY\\r\\n${scenario.setup}'; exec cat`, "READY");
-      await waitFor(() => joined.stayed.offset === joined.session.ring.end, { timeout: SLOW_MS, message: "setup shown" });
+      await waitFor(() => joined.stayed.offset === joined.session.stats().end, { timeout: SLOW_MS, message: "setup shown" });
       const late = await join(joined);
       expect(late.position).toMatchObject({ mode: "reset", truncated: true });
       await expectSameScreens(joined, "after the reset");
       joined.stayed.type(scenario.more);
-      await waitFor(() => joined.session.ring.end > late.position!.end, { timeout: SLOW_MS, message: "more output" });
+      await waitFor(() => joined.session.stats().end > late.position!.end, { timeout: SLOW_MS, message: "more output" });
       await expectSameScreens(joined, "after more output");
       await closeAll(joined);
     });

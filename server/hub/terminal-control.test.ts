@@ -195,7 +195,7 @@ describe("controller and observers", () => {
     (copycat.ws as unknown as { _socket: Socket })._socket.pause();
     writeFileSync(go, "");
     await bystander.waitForText("FLOOD-42", FLOOD_MS).catch((e) => {
-      throw new Error(`${e.message}; bystander ${bystander.closeCode} offset ${bystander.offset}, copycat ${copycat.closeCode}, status ${session.status} ring ${session.ring.end} tail ${JSON.stringify(bystander.text.slice(-200))}`);
+      throw new Error(`${e.message}; bystander ${bystander.closeCode} offset ${bystander.offset}, copycat ${copycat.closeCode}, status ${session.status} ring ${session.stats().end} tail ${JSON.stringify(bystander.text.slice(-200))}`);
     });
     expect(pauses).not.toHaveBeenCalled();
     pauses.mockRestore();
@@ -398,7 +398,7 @@ describe("submissions", () => {
     const s = await readerSession("paste");
     const c = await connect(s.id, "paste-client");
     await c.waitForText("READY");
-    expect(server.registry.get(s.id)!.scanner.bracketedPaste).toBe(true);
+    expect(server.registry.get(s.id)!.modes.bracketedPaste).toBe(true);
     c.submit("sub-paste-001", "line one\nline two", "\r");
     const expected = bytesOf("\x1b[200~line one\nline two\x1b[201~\r");
     await c.waitForText(expected);
@@ -422,7 +422,7 @@ describe("colour-scheme reports and attention", () => {
     const outputBefore = frames.slice(0, controlIndex).filter((f) => f.type === "output").map((f) => Buffer.from((f as { data: Uint8Array }).data).toString()).join("");
     expect(outputBefore).toContain("\x1b[?2031h");
     c.type("seq 1 30000\r"); // far more than the 64 KiB ring
-    await waitFor(() => server.registry.get(s.id)!.ring.truncated);
+    await waitFor(() => server.registry.get(s.id)!.stats().truncated);
     const fresh = await connect(s.id, "scheme-late");
     await attached(fresh);
     expect(fresh.position?.truncated).toBe(true);

@@ -19,7 +19,7 @@ export function parseTerminalQuery(params: URLSearchParams): TerminalQuery {
  * The client ID a connection of `principal` gets in a session: the one it asked for, unless another
  * principal attached with it first; then one made up, as for a malformed `client=`.
  */
-export function bindClientId(query: TerminalQuery, lease: ControllerLease, principal: Principal): string {
+export function bindClientId(query: TerminalQuery, lease: Pick<ControllerLease, "bindClientId">, principal: Principal): string {
   return lease.bindClientId(query.clientId, `${principal.kind}:${principal.id}`) ? query.clientId : madeUpClientId();
 }
 

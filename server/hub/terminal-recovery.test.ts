@@ -33,7 +33,7 @@ async function lessWithWrappedRing() {
   for (let page = 0; page < 40; page++) controller.type(" ");
   // page 41 starts at line 29*40+1 = 1161
   await waitFor(async () => (await controller.screenLines()).some((l) => l.startsWith("line 1161")), { message: "less paged" });
-  await waitFor(() => server.registry.get(s.id)!.ring.truncated, { message: "ring truncated" });
+  await waitFor(() => server.registry.get(s.id)!.stats().truncated, { message: "ring truncated" });
   return { s, controller };
 }
 

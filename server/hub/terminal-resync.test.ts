@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CloseCode } from "../contract/protocol.ts";
-import type { Session } from "../session/session.ts";
+import { Session } from "../session/session.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { startTestServer, TEST_SHELL_COMMAND, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
@@ -24,11 +24,12 @@ const roundTrip = (c: TerminalClient) => c.roundTrip();
 async function truncatedSession(script: string): Promise<{ session: Session; release: () => void }> {
   const info = await server.createSession({ command: ["bash", "--norc", "--noprofile", "-c", `stty raw -echo; seq 1 30000; echo; echo READY; ${script}`] });
   const session = server.registry.get(info.id)!;
-  await waitFor(() => session.ring.truncated && Buffer.from(session.ring.slice(session.ring.end - 7, session.ring.end)).includes("READY"), { message: "ring wrapped" });
+  await waitFor(() => session.stats().truncated && Buffer.from(session.readOutput(session.stats().end - 7)).includes("READY"), { message: "ring wrapped" });
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  const serialize = session.screen.serialize.bind(session.screen);
-  session.screen.serialize = (opts) => gate.then(() => serialize(opts));
+  const mirror = Session.mirrorForFaultTests(session);
+  const serialize = mirror.serialize.bind(mirror);
+  mirror.serialize = (opts) => gate.then(() => serialize(opts));
   return { session, release };
 }
 
@@ -69,7 +70,7 @@ describe("resync (0x02)", () => {
       { id: "resync-held-sub1", state: "received" },
       { id: "resync-held-sub1", state: "written" },
     ]);
-    expect(c.position).toMatchObject({ mode: "reset", truncated: true, start: session.ring.end });
+    expect(c.position).toMatchObject({ mode: "reset", truncated: true, start: session.stats().end });
     await c.close();
   });
 

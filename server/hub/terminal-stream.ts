@@ -14,7 +14,7 @@ import {
 import { CloseCode, MAX_QUERY_IDS } from "../contract/protocol.ts";
 import type { SubmitStatusPayload } from "../contract/types.ts";
 import type { LeaseEffect } from "../session/controller-lease.ts";
-import type { Session } from "../session/session.ts";
+import type { Session, SessionLink } from "../session/session.ts";
 import type { StatusDelivery } from "../session/submission-log.ts";
 import type { ScanEvent } from "../vt/terminal-scanner.ts";
 import {
@@ -44,7 +44,8 @@ export type AttachOptions = {
  * routes client frames through the session's controller lease and submission log.
  */
 export class TerminalStream {
-  private readonly connections = new Set<TerminalConnection>();
+  /** each connection with its link to the session (docs/design.md § Control) */
+  private readonly connections = new Map<TerminalConnection, SessionLink>();
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
@@ -134,7 +135,7 @@ export class TerminalStream {
     this.pending = [];
     this.pendingBytes = 0;
     this.lastFlushAt = performance.now();
-    for (const conn of this.connections) {
+    for (const conn of this.connections.keys()) {
       conn.send(frame);
       if (conn.queuedBytes > 0) this.checkPressure(conn);
     }
@@ -146,7 +147,7 @@ export class TerminalStream {
     // Submissions still draining into the program end `partial`, announced before the exit frame.
     for (const id of this.inFlight) this.deliver(this.session.submissions.abandon(id));
     this.inFlight.clear();
-    const leaving = [...this.connections];
+    const leaving = [...this.connections.keys()];
     // Every client gets status and exit before any leaves, and the seat emptying as they go is not
     // broadcast: nothing may come between a client's last output and its status, exit, 4410.
     this.ending = true;
@@ -168,10 +169,9 @@ export class TerminalStream {
   attach(conn: TerminalConnection, options: AttachOptions): void {
     // Output already read is sent first, so the replay and the live stream meet exactly at ring.end.
     this.flush();
-    this.connections.add(conn);
-    const effect = this.session.lease.attach(conn);
-    this.syncSessionClients();
-    this.applyLeaseEffect(effect, conn);
+    const link = this.session.connect(conn);
+    this.connections.set(conn, link);
+    this.applyLeaseEffect(link.effect, conn);
     this.replay(conn, options, false);
     this.ensureSlowCheck();
   }
@@ -321,7 +321,7 @@ export class TerminalStream {
 
   /** Input, submissions and take-control hand control to the sender; false when it may not have it. */
   private claim(conn: TerminalConnection): boolean {
-    const effect = this.session.lease.claim(conn);
+    const effect = this.connections.get(conn)?.claim();
     if (!effect) return false;
     this.applyLeaseEffect(effect, null);
     return true;
@@ -329,7 +329,7 @@ export class TerminalStream {
 
   private deliver(deliveries: StatusDelivery[]): void {
     for (const { status, clients } of deliveries) {
-      for (const conn of this.connections) if (clients.has(conn.clientId)) this.sendStatusFrame(conn, status);
+      for (const conn of this.connections.keys()) if (clients.has(conn.clientId)) this.sendStatusFrame(conn, status);
     }
   }
 
@@ -340,7 +340,7 @@ export class TerminalStream {
 
   // ---- control ----
 
-  private controlFrame(colorSchemeReports = this.session.scanner.colorSchemeReports): Uint8Array {
+  private controlFrame(colorSchemeReports = this.session.modes.colorSchemeReports): Uint8Array {
     const { session } = this;
     return encodeControl({
       controller: session.lease.info,
@@ -352,18 +352,14 @@ export class TerminalStream {
 
   private broadcastControl(except: TerminalConnection | null = null, colorSchemeReports?: boolean): void {
     const frame = this.controlFrame(colorSchemeReports);
-    for (const conn of this.connections) if (conn !== except) conn.send(frame);
+    for (const conn of this.connections.keys()) if (conn !== except) conn.send(frame);
   }
 
   /** Announce a lease change; `attaching` gets its control frame from its own replay. */
   private applyLeaseEffect(effect: LeaseEffect, attaching: TerminalConnection | null): void {
-    if (effect.broadcast) {
-      this.session.controller = this.session.lease.info;
-      this.session.touch(false);
-      if (!this.ending) this.broadcastControl(attaching);
-    }
+    if (effect.broadcast && !this.ending) this.broadcastControl(attaching);
     if (effect.solo && effect.solo !== attaching && !this.ending) {
-      const solo = [...this.connections].find((c) => c === effect.solo);
+      const solo = [...this.connections.keys()].find((c) => c === effect.solo);
       solo?.send(this.controlFrame());
     }
     this.repace();
@@ -431,7 +427,7 @@ export class TerminalStream {
     if (this.slowTimer) return;
     this.slowTimer = setInterval(() => {
       const now = Date.now();
-      for (const conn of this.connections) if (conn.isTooSlow(now)) this.cut(conn);
+      for (const conn of this.connections.keys()) if (conn.isTooSlow(now)) this.cut(conn);
     }, SLOW_CHECK_INTERVAL_MS);
     this.slowTimer.unref?.();
   }
@@ -440,10 +436,10 @@ export class TerminalStream {
 
   /** Called once per connection when it closed (either side). */
   detach(conn: TerminalConnection): void {
-    if (!this.connections.delete(conn)) return;
-    const effect = this.session.lease.detach(conn);
-    this.syncSessionClients();
-    this.applyLeaseEffect(effect, null);
+    const link = this.connections.get(conn);
+    if (!link) return;
+    this.connections.delete(conn);
+    this.applyLeaseEffect(link.leave(), null);
     if (this.pausedFor === conn) this.resumePty();
     if (this.connections.size === 0 && this.slowTimer) {
       clearInterval(this.slowTimer);
@@ -451,14 +447,9 @@ export class TerminalStream {
     }
   }
 
-  private syncSessionClients(): void {
-    this.session.clients = this.connections.size;
-    this.session.touch(false);
-  }
-
   /** Session removed or server closing: close every connection with `code`. */
   closeAll(code: number, reason: string): void {
-    for (const conn of [...this.connections]) conn.close(code, reason);
+    for (const conn of [...this.connections.keys()]) conn.close(code, reason);
   }
 
   dispose(): void {

@@ -12,7 +12,7 @@ import {
 } from "../contract/chat.ts";
 import { CloseCode, MAX_QUERY_IDS, MAX_SUBMISSION_BODY_BYTES } from "../contract/protocol.ts";
 import type { LeaseEffect } from "../session/controller-lease.ts";
-import type { Session } from "../session/session.ts";
+import type { Session, SessionLink } from "../session/session.ts";
 import type { StatusDelivery } from "../session/submission-log.ts";
 import type { ChatConnection } from "./chat-connection.ts";
 import { HybridBusyError, type HybridSession } from "./hybrid-session.ts";
@@ -27,6 +27,8 @@ export const MAX_EARLY_FRAMES = 64;
 
 export class ChatRoom {
   private readonly connections = new Set<ChatConnection>();
+  /** each connection's link to the session (docs/design.md § Control) */
+  private readonly links = new Map<ChatConnection, SessionLink>();
   /** connections whose attach is under way, with the frames they sent meanwhile */
   private readonly joining = new Map<ChatConnection, string[]>();
   private readonly unsubscribe: (() => void)[] = [];
@@ -69,8 +71,8 @@ export class ChatRoom {
     // Deltas gathered so far go out before this client joins: its snapshot or replay includes them.
     journal.flushDeltas();
     this.connections.add(conn);
-    const effect = this.session.lease.attach(conn);
-    this.syncClients();
+    const link = this.session.connect(conn);
+    this.links.set(conn, link);
     this.sendTo(conn, {
       type: "hello",
       protocol: CHAT_PROTOCOL,
@@ -84,17 +86,17 @@ export class ChatRoom {
     const replay = since === null ? null : journal.replay(since);
     if (replay) for (const text of replay) conn.send(text);
     else conn.send(journal.snapshot());
-    this.applyLease(effect, conn);
+    this.applyLease(link.effect, conn);
     this.hybrid.chatClientJoined();
     for (const text of early) this.handleText(conn, text);
   }
 
   /** Called once per connection when it closed (either side). */
   detach(conn: ChatConnection): void {
-    if (!this.connections.delete(conn)) return;
-    const effect = this.session.lease.detach(conn);
-    this.syncClients();
-    this.applyLease(effect, null);
+    const link = this.links.get(conn);
+    if (!this.connections.delete(conn) || !link) return;
+    this.links.delete(conn);
+    this.applyLease(link.leave(), null);
     this.hybrid.chatClientLeft();
   }
 
@@ -158,7 +160,7 @@ export class ChatRoom {
 
   /** Sending, answering, interrupting and moving take control; false for a read-only client. */
   private claim(conn: ChatConnection): boolean {
-    const effect = this.session.lease.claim(conn);
+    const effect = this.links.get(conn)?.claim();
     if (!effect) return false;
     this.applyLease(effect, null);
     return true;
@@ -166,8 +168,6 @@ export class ChatRoom {
 
   private applyLease(effect: LeaseEffect, attaching: ChatConnection | null): void {
     if (!effect.broadcast) return;
-    this.session.controller = this.session.lease.info;
-    this.session.touch(false);
     for (const conn of this.connections) if (conn !== attaching) this.sendTo(conn, { type: "control", controller: this.session.lease.info });
   }
 
@@ -187,11 +187,6 @@ export class ChatRoom {
       return;
     }
     conn.send(text);
-  }
-
-  private syncClients(): void {
-    this.session.clients = this.connections.size;
-    this.session.touch(false);
   }
 
   closeAll(code: number, reason: string): void {

@@ -47,8 +47,7 @@ export async function stopTerminal(session: Session, stop: TerminalStop): Promis
 
 /** The last line a run printed, as plain text: why a program that exited at once did so. */
 export function lastOutputLine(session: Session): string {
-  const { ring } = session;
-  const bytes = ring.slice(Math.max(ring.start, ring.end - FAILURE_TAIL_BYTES), ring.end);
+  const bytes = session.readOutput(session.stats().end - FAILURE_TAIL_BYTES);
   const lines = plainText(new TextDecoder().decode(bytes))
     .split(/\r?\n|\r/)
     .map((l) => l.trim())

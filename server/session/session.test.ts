@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnPty } from "../pty/index.ts";
+import { fakePtys } from "../testing/fake-pty.ts";
 import { waitFor } from "../testing/wait.ts";
 import { SessionRegistry } from "./registry.ts";
-import type { Session } from "./session.ts";
+import { Session } from "./session.ts";
 
 const BASH = ["bash", "--norc", "--noprofile"];
 let registry: SessionRegistry;
@@ -16,7 +17,7 @@ afterEach(async () => {
   await registry?.closeAll();
 });
 
-const ringText = (s: Session) => Buffer.from(s.ring.slice(s.ring.start)).toString("utf8");
+const ringText = (s: Session) => Buffer.from(s.readOutput()).toString("utf8");
 
 async function exited(s: Session): Promise<number> {
   if (s.status === "exited") return s.exitCode!;
@@ -55,7 +56,7 @@ describe("Session on a real bash", () => {
     await exited(s);
     // The ring holds the new run alone, counted from 0: exactly its one line.
     expect(ringText(s)).toBe(`run-${secondPid}\r\n`);
-    expect([s.ring.start, s.ring.end]).toEqual([0, Buffer.byteLength(`run-${secondPid}\r\n`)]);
+    expect([s.stats().start, s.stats().end]).toEqual([0, Buffer.byteLength(`run-${secondPid}\r\n`)]);
   });
 
   it("never repeats a generation, within a run or across server runs", async () => {
@@ -91,8 +92,8 @@ describe("Session on a real bash", () => {
     const capacity = 256 * 1024;
     const s = makeRegistry(capacity).create({ command: ["seq", "1", "500000"] });
     await exited(s);
-    expect(s.ring.truncated).toBe(true);
-    expect(s.ring.end - s.ring.start).toBe(capacity);
+    expect(s.stats().truncated).toBe(true);
+    expect(s.stats().end - s.stats().start).toBe(capacity);
     const lines = ringText(s).replace(/\r\n/g, "\n").split("\n");
     lines.shift(); // the first retained line may be cut
     while (lines.at(-1) === "") lines.pop();
@@ -104,7 +105,7 @@ describe("Session on a real bash", () => {
     // the offset counts every byte the program wrote: "1\r\n" … "500000\r\n"
     let total = 0;
     for (let n = 1; n <= 500000; n++) total += String(n).length + 2;
-    expect(s.ring.end).toBe(total);
+    expect(s.stats().end).toBe(total);
   });
 
   it("keeps UTF-8 characters split across PTY reads intact in the headless screen", async () => {
@@ -114,16 +115,16 @@ describe("Session on a real bash", () => {
       command: [...BASH, "-c", "printf '\\xe4'; sleep 0.2; printf '\\xb8\\x96\\xe7'; sleep 0.2; printf '\\x95\\x8c ok\\n'; sleep 100"],
     });
     await waitFor(() => ringText(s).includes("ok"));
-    const screen = await s.screen.read();
+    const screen = await s.readScreen();
     expect(screen.lines.join("\n")).toContain("世界 ok");
   });
 
   it("tracks the modes a snapshot must restore", async () => {
     const s = makeRegistry().create({ command: [...BASH, "-c", "printf '\\e[?1049h\\e[?2004h\\e[?1000h\\e[?1006h'; echo ready; sleep 100"] });
     await waitFor(() => ringText(s).includes("ready"));
-    expect(s.scanner.alternateScreen).toBe(true);
-    expect(s.scanner.bracketedPaste).toBe(true);
-    const restore = s.scanner.restoreSequence();
+    expect(s.modes.alternateScreen).toBe(true);
+    expect(s.modes.bracketedPaste).toBe(true);
+    const restore = s.modes.restoreSequence();
     for (const seq of ["\x1b[?1049h", "\x1b[?2004h", "\x1b[?1000h", "\x1b[?1006h"]) expect(restore).toContain(seq);
   });
 
@@ -142,5 +143,53 @@ describe("Session on a real bash", () => {
     expect(preview).toEqual(["one", "two", "three"]);
     s.clearAttention();
     expect(s.info().attention).toBe(false);
+  });
+});
+
+describe("Session's face: connections and retained output", () => {
+  function fakeSession(bufferBytes = 1024) {
+    const ptys = fakePtys();
+    const s = new Session({ id: "face0001", command: ["prog"], cwd: "/", env: {}, cols: 80, rows: 24, bufferBytes, spawnPty: ptys.spawn, nextGeneration: () => "boot.1" });
+    s.start();
+    disposeAfter.push(s);
+    return { s, pty: ptys.last };
+  }
+  const disposeAfter: Session[] = [];
+  afterEach(async () => {
+    for (const s of disposeAfter.splice(0)) await s.dispose();
+  });
+  const conn = (id: number, clientId: string, canControl = true) => ({ id, clientId, label: clientId, canControl });
+
+  it("counts terminal and chat connections together and reports the seat the links changed", () => {
+    const { s } = fakeSession();
+    let changes = 0;
+    s.events.on("changed", () => changes++);
+    const terminal = s.connect(conn(1, "client-a"));
+    expect(terminal.effect).toEqual({ broadcast: true, solo: null });
+    const chat = s.connect(conn(2, "client-b"));
+    const observer = s.connect(conn(3, "client-o", false));
+    expect(s.info()).toMatchObject({ clients: 3, controller: { clientId: "client-a" } });
+    expect(observer.claim()).toBeNull();
+    expect(chat.claim()).toEqual({ broadcast: true, solo: null });
+    expect(s.info().controller?.clientId).toBe("client-b");
+    expect(changes).toBe(4); // three arrivals and one change of seat
+    expect(chat.leave()).toEqual({ broadcast: true, solo: null });
+    expect(chat.leave()).toEqual({ broadcast: false, solo: null }); // twice changes nothing
+    expect(chat.claim()).toBeNull();
+    expect(s.info()).toMatchObject({ clients: 2, controller: null });
+    terminal.leave();
+    observer.leave();
+    expect(s.clients).toBe(0);
+  });
+
+  it("reads retained output by absolute offset, clamped to what the ring still has", () => {
+    const { s, pty } = fakeSession(16);
+    pty.emit("0123456789");
+    expect(Buffer.from(s.readOutput(3, 6)).toString()).toBe("345");
+    pty.emit("abcdefghij");
+    expect(s.stats()).toMatchObject({ start: 4, end: 20, truncated: true });
+    expect(Buffer.from(s.readOutput()).toString()).toBe("456789abcdefghij");
+    expect(Buffer.from(s.readOutput(0, 6)).toString()).toBe("45");
+    expect(s.readOutput(30).length).toBe(0);
   });
 });

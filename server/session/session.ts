@@ -1,9 +1,9 @@
-import type { ControllerInfo, HybridInfo, SessionInfo } from "../contract/types.ts";
+import type { HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
 import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
-import { ControllerLease } from "./controller-lease.ts";
+import { ControllerLease, type LeaseConnection, type LeaseEffect } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
-import { HeadlessScreen } from "./headless-screen.ts";
+import { HeadlessScreen, type HeadlessScreenStats, type ReadResult } from "./headless-screen.ts";
 import { Replayer, type ReplayPlan, type ResumePoint } from "./replay.ts";
 import { RingBuffer } from "./ring-buffer.ts";
 import { SubmissionLog, type RestoredSubmission, type SubmissionTarget } from "./submission-log.ts";
@@ -68,6 +68,38 @@ export type SessionEvents = {
 };
 
 /**
+ * What the hub and the chat room may ask of the controller lease (docs/protocol.md § Controller
+ * rules); a seat changes only through a connection's `SessionLink`, so `info()` always says who
+ * holds it and how many are attached.
+ */
+export type SeatView = Pick<ControllerLease, "info" | "effectiveConnection" | "mayResize" | "mayAutoReply" | "bindClientId">;
+
+/** One transport connection (terminal or chat) as the session counts it; from `Session.connect`. */
+export type SessionLink = {
+  /** what its arrival changed, for the transport to announce */
+  readonly effect: LeaseEffect;
+  /** it sent input, a submission or take-control: it takes the seat; null when it may not */
+  claim(): LeaseEffect | null;
+  /** it closed (either side); a second call changes nothing */
+  leave(): LeaseEffect;
+};
+
+/** The terminal modes the program set, as a snapshot restores them (read-only). */
+export type TerminalModes = Pick<TerminalScanner, "bracketedPaste" | "alternateScreen" | "colorSchemeReports" | "restoreSequence">;
+
+/** The retained output of the current run and the mirror's figures (debug routes, benches, tests). */
+export type SessionStats = {
+  /** absolute offsets of the retained bytes [start, end) */
+  start: number;
+  end: number;
+  /** bytes before `start` were dropped from the ring */
+  truncated: boolean;
+  screen: HeadlessScreenStats;
+};
+
+const NO_EFFECT: LeaseEffect = Object.freeze({ broadcast: false, solo: null }) as LeaseEffect;
+
+/**
  * One PTY-hosted program and everything retained about its current run: the replay ring with
  * byte offsets, the terminal modes a snapshot must restore, and a headless screen mirror.
  * It knows nothing about WebSockets: it takes bytes and emits typed events.
@@ -77,11 +109,13 @@ export class Session {
   readonly command: string[];
   readonly createdAt: number;
   readonly events = new Emitter<SessionEvents>();
-  readonly ring: RingBuffer;
-  readonly screen: HeadlessScreen;
-  scanner = new TerminalScanner();
-  /** who controls the session (docs/protocol.md § Controller rules); connections come and go through the hub */
-  readonly lease = new ControllerLease();
+  private readonly ring: RingBuffer;
+  private readonly screen: HeadlessScreen;
+  private scanner = new TerminalScanner();
+  /** who controls the session (docs/protocol.md § Controller rules); changed only through `connect`'s links */
+  private readonly controllerLease = new ControllerLease();
+  /** connections linked by `connect` and not gone yet, terminal and chat together */
+  private linked = 0;
   /** submissions of this session, kept across restarts so a repeated ID is never written again */
   readonly submissions = new SubmissionLog();
 
@@ -113,9 +147,6 @@ export class Session {
   private disposed = false;
   private unsubscribeScreen: () => void;
   updatedAt = Date.now();
-  /** Set by the hub/controller layer; part of SessionInfo. */
-  controller: ControllerInfo | null = null;
-  clients = 0;
 
   constructor(options: SessionOptions) {
     this.options = options;
@@ -159,6 +190,73 @@ export class Session {
       return;
     }
     this.attach(pty);
+  }
+
+  /** Who holds the seat and what it allows; the seat itself changes through `connect`. */
+  get lease(): SeatView {
+    return this.controllerLease;
+  }
+
+  /**
+   * A terminal or chat connection arrived (docs/design.md § Control): the lease sees it and
+   * `info().clients` counts it until its link's `leave`. The transport announces the effects.
+   */
+  connect(conn: LeaseConnection): SessionLink {
+    const effect = this.controllerLease.attach(conn);
+    this.linked++;
+    this.touch(false);
+    let gone = false;
+    return {
+      effect,
+      claim: () => {
+        if (gone) return null;
+        const claimed = this.controllerLease.claim(conn);
+        if (claimed?.broadcast) this.touch(false);
+        return claimed;
+      },
+      leave: () => {
+        if (gone) return NO_EFFECT;
+        gone = true;
+        this.linked--;
+        const left = this.controllerLease.detach(conn);
+        this.touch(false);
+        return left;
+      },
+    };
+  }
+
+  /** Connections attached now, terminal and chat together (`info().clients`). */
+  get clients(): number {
+    return this.linked;
+  }
+
+  /** The terminal modes the program's output set. */
+  get modes(): TerminalModes {
+    return this.scanner;
+  }
+
+  /** The screen as the mirror has it (the Agent API's read). */
+  readScreen(options?: { scrollback?: number; styled?: boolean }): Promise<ReadResult> {
+    return this.screen.read(options);
+  }
+
+  /** A copy of the retained output [from, to) of the current run (absolute offsets, clamped to what is kept). */
+  readOutput(from = this.ring.start, to = this.ring.end): Uint8Array {
+    const { start, end } = this.ring;
+    const first = Math.min(Math.max(from, start), end);
+    return this.ring.slice(first, Math.max(first, Math.min(to, end)));
+  }
+
+  stats(): SessionStats {
+    return { start: this.ring.start, end: this.ring.end, truncated: this.ring.truncated, screen: this.screen.stats() };
+  }
+
+  /**
+   * The headless screen itself, for tests that inject faults into the mirror (hold a snapshot
+   * back, make it lose output). Product code never calls it (layers.test.ts).
+   */
+  static mirrorForFaultTests(session: Session): HeadlessScreen {
+    return session.screen;
   }
 
   get generation(): string {
@@ -463,8 +561,8 @@ export class Session {
       updatedAt: this.updatedAt,
       cols: this._cols,
       rows: this._rows,
-      controller: this.controller,
-      clients: this.clients,
+      controller: this.controllerLease.info,
+      clients: this.linked,
       attention: this._attention,
       preview: this._preview,
       ...(this.options.hybrid ? { hybrid: this.options.hybrid() } : {}),

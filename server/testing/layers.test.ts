@@ -79,6 +79,11 @@ describe("layers", () => {
     expect(forbiddenEdges(productFiles.filter(under("session")), (to) => !forbidden(to))).toEqual([]);
   });
 
+  it("only tests reach into a session's mirror (Session.mirrorForFaultTests)", () => {
+    const reaching = productFiles.filter((file) => file !== "session/session.ts" && readFileSync(join(SERVER, file), "utf8").includes("mirrorForFaultTests"));
+    expect(reaching).toEqual([]);
+  });
+
   it("store/ does not import http/ (or any endpoint)", () => {
     const forbidden = (to: string) => ["http", "hub", "agent", "hybrid", "cli"].some((folder) => under(folder)(to)) || to === "server.ts";
     expect(forbiddenEdges(productFiles.filter(under("store")), (to) => !forbidden(to))).toEqual([]);
