@@ -121,7 +121,7 @@ export class CommandTracker {
       this.record = { command: shell.command, startedAt: shell.startedAt, owner: null, output: new OutputCapture(keep) };
     } else if (shell.phase === "prompt") {
       // A line editor reading switched bracketed paste on; a shell without it is taken as ready once quiet.
-      this.inputReady = this.session.scanner.bracketedPaste;
+      this.inputReady = this.session.modes.bracketedPaste;
       if (!this.inputReady) this.scheduleQuietCheck();
     }
     this.events.emit("changed");
