@@ -130,6 +130,29 @@ describe("a late client sees what a client that stayed sees", { timeout: 4 * SLO
     });
   }
 
+  it("the ring ends inside a sequence (a colour split by a line feed, two bytes of 漢): late clients read its rest as the mirror does", async () => {
+    const tailIs = (bytes: number[]) => Buffer.from(joined.session.ring.slice(joined.session.ring.end - bytes.length)).equals(Buffer.from(bytes));
+    // Each half is followed by a read: the rest comes once the controller types a line.
+    const joined = await started(`${FLOOD}; printf 'READY\\n\\e[3\\n'; IFS= read -r _; printf '1mred\\e[0m after\\n\\346\\274'; IFS= read -r _; printf '\\242 done\\n'; exec cat`, "READY");
+    await waitFor(() => tailIs([0x1b, 0x5b, 0x33, 0x0d, 0x0a]), { timeout: SLOW_MS, message: "half a colour" });
+    const fresh = await join(joined);
+    const resumed = await join(joined, { resume: { generation: joined.session.generation, offset: 1 } });
+    for (const late of [fresh, resumed]) expect(late.position).toMatchObject({ mode: "reset", truncated: true });
+    await expectSameScreens(joined, "inside the colour");
+    joined.stayed.type("\r");
+    await waitFor(() => tailIs([0xe6, 0xbc]), { timeout: SLOW_MS, message: "two bytes of 漢" });
+    await expectSameScreens(joined, "after the colour");
+    expect((await fresh.screenLines()).some((line) => line.startsWith("red after"))).toBe(true);
+    const another = await join(joined);
+    expect(another.position).toMatchObject({ mode: "reset", truncated: true });
+    await expectSameScreens(joined, "inside 漢");
+    joined.stayed.type("\r");
+    await waitFor(() => ringHas(joined.session, " done"), { timeout: SLOW_MS, message: "the rest of 漢" });
+    await expectSameScreens(joined, "after 漢");
+    expect((await another.screenLines()).some((line) => line.startsWith("漢 done"))).toBe(true);
+    await closeAll(joined);
+  });
+
   it("a late client after one resize (vim, 100×30 grown to 120×40): the screen as it is, not the old size's bytes", async () => {
     const file = `/tmp/webmux-fidelity-${process.pid}.txt`;
     const joined = await started(`seq 1 300 > ${file}; exec vim -u NONE -N -i NONE -c 'set laststatus=2' ${file}`, "300L", { cols: 100, rows: 30 });

@@ -15,10 +15,12 @@ function session(bufferBytes = 64 * 1024, cols = 80, rows = 10) {
   const s = new Session({ id: "s1", command: ["prog"], cwd: "/", env: {}, cols, rows, bufferBytes, spawnPty: ptys.spawn, nextGeneration: () => `boot.${++n}` });
   sessions.push(s);
   s.start();
-  return { s, emit: (text: string) => ptys.last.emit(text) };
+  return { s, emit: (output: string | Uint8Array) => ptys.last.emit(output) };
 }
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8");
+/** Bytes of a string of one-byte characters. */
+const bytesOf = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 
 async function snapshotOf(plan: ReplayPlan): Promise<string> {
   if (plan.mode === "append") throw new Error("not a reset");
@@ -97,6 +99,48 @@ describe("Session.replay", () => {
     expect(await modesOnly.made).toEqual({ bytes: "\x1b[?2004h", redraw: true });
     // A stale resume point of this run gets a reset too.
     expect(s.replay({ generation: s.generation, offset: 10 }, { history: true }).mode).toBe("reset");
+  });
+
+  it("a snapshot made while the output ends inside a sequence is followed by that sequence's bytes, so the rest reads as on the mirror", async () => {
+    const flood = (_s: Session, emit: (output: string) => void) => Array.from({ length: 1000 }, (_, i) => emit(`line ${i}\r\n`));
+    const cases: { name: string; setup: (s: Session, emit: (output: string) => void) => void; history: boolean }[] = [
+      { name: "truncated", setup: flood, history: true },
+      { name: "truncated, modes only", setup: flood, history: false },
+      {
+        name: "resized",
+        setup: (s, emit) => {
+          emit("before");
+          s.resize(60, 10);
+        },
+        history: true,
+      },
+    ];
+    const han = new TextEncoder().encode("漢");
+    // What the program wrote up to the reset, what after it, and what the line then shows.
+    const splits: [string, Uint8Array, Uint8Array, string][] = [
+      ["a colour split by a line feed", bytesOf("\r\n\x1b[3\r\n"), bytesOf("1mred"), "red"],
+      ["half a title", bytesOf("\r\n\x1b]0;half a ti"), bytesOf("tle\x07after"), "after"],
+      ["two bytes of 漢", new Uint8Array([0x0d, 0x0a, han[0]!, han[1]!]), new Uint8Array([han[2]!, 0x21]), "漢!"],
+    ];
+    for (const { name, setup, history } of cases) {
+      const { s, emit } = session(4096);
+      setup(s, emit);
+      for (const [what, before, after, shown] of splits) {
+        emit(before);
+        const plan = s.replay(null, { history });
+        if (!("made" in plan)) throw new Error("expected a made snapshot");
+        const { bytes } = await plan.made;
+        const client = browserLikeTerminal(s.cols, s.rows);
+        client.write(typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes);
+        client.write(after);
+        emit(after);
+        await parsed(client);
+        const buffer = client.buffer.active;
+        const line = buffer.getLine(buffer.baseY + buffer.cursorY)!;
+        expect(line.translateToString(true), `${name}: ${what}`).toBe(shown);
+        if (what.startsWith("a colour")) expect(line.getCell(0)!.getFgColor(), `${name}: ${what}`).toBe(1);
+      }
+    }
   });
 
   it("a resume point from before a resize gets the terminal as it is; one after it still appends", async () => {

@@ -12,6 +12,7 @@ import type { PositionPayload } from "../contract/types.ts";
 import type { HeadlessScreen } from "./headless-screen.ts";
 import type { RingBuffer } from "./ring-buffer.ts";
 import type { TerminalScanner } from "../vt/terminal-scanner.ts";
+import { followedBy, MAX_UNFINISHED_UTF8_BYTES, unfinishedTail } from "../vt/unfinished-sequence.ts";
 
 export type ResumePoint = { generation: string; offset: number };
 
@@ -66,13 +67,18 @@ export class Replayer {
     if (!ring.truncated && !resizedSinceStart) {
       return { mode: "reset", position: { generation, mode: "reset", start: 0, end, truncated: false }, raw: ring.slice(0, end) };
     }
+    // The output may end inside a sequence the mirror has begun to read (docs/design.md § Snapshots):
+    // its bytes follow the snapshot, so the client reads the rest of it as the mirror does.
+    const sequence = scanner.unfinishedSequence();
+    const recentFrom = Math.max(ring.start, end - Math.max(sequence.bytes, MAX_UNFINISHED_UTF8_BYTES));
+    const tail = unfinishedTail(ring.slice(recentFrom, end), sequence);
     if (!ring.truncated) {
       // Resized: the raw bytes would replay the old sizes' layout (vim's old scroll region, lines
       // wrapped at the old width) into the new grid. The made snapshot is the screen as it is; if
       // it cannot be made, the raw bytes are still better than nothing.
       const raw = ring.slice(0, end);
       const made = screen.serialize().then(
-        (state) => ({ bytes: state + (scanner.colorSchemeReports ? COLOR_SCHEME_REPORTS_ON : ""), redraw: false }),
+        (state) => ({ bytes: followedBy(state + (scanner.colorSchemeReports ? COLOR_SCHEME_REPORTS_ON : ""), tail), redraw: false }),
         () => ({ bytes: raw, redraw: false }),
       );
       return { mode: "reset", position: { generation, mode: "reset", start: 0, end, truncated: false }, made };
@@ -86,7 +92,7 @@ export class Replayer {
       const gaps = screen.stats().gaps;
       const redraw = state === null || gaps > this.gapsAtRedraw;
       if (redraw) this.gapsAtRedraw = gaps;
-      return { bytes: state === null ? modes : state + colorScheme, redraw };
+      return { bytes: followedBy(state === null ? modes : state + colorScheme, tail), redraw };
     });
     return { mode: "reset", position: { generation, mode: "reset", start: end, end, truncated: true }, made };
   }

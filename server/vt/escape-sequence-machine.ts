@@ -58,6 +58,10 @@ export abstract class EscapeSequenceMachine {
    * earlier chunk. Valid inside the hooks.
    */
   protected sequenceStart = -1;
+  /** bytes fed since the machine was made or reset, up to the chunk being fed */
+  private fedBefore = 0;
+  /** where the sequence being read began (its ESC), counted in bytes fed */
+  private sequenceAt = 0;
 
   // CSI, valid inside csiDispatch
   protected readonly params = new Array<number>(MAX_CSI_PARAMS).fill(0);
@@ -122,6 +126,20 @@ export abstract class EscapeSequenceMachine {
   /** Back to ground, as for a fresh terminal. */
   protected resetMachine(): void {
     this.state = GROUND;
+    this.fedBefore = 0;
+    this.sequenceAt = 0;
+  }
+
+  /**
+   * The sequence the stream ends inside, if any (docs/design.md § Snapshots: a snapshot made there
+   * is followed by these bytes): how many bytes at the end of what was fed belong to it (0 at
+   * ground), and whether a terminal executes the C0 controls among them as it reads them (ESC and
+   * CSI do; OSC, DCS and the other strings ignore them or keep them as payload).
+   */
+  unfinishedSequence(): { bytes: number; executesControls: boolean } {
+    const state = this.state;
+    if (state === GROUND) return { bytes: 0, executesControls: false };
+    return { bytes: this.fedBefore - this.sequenceAt, executesControls: state === ESCAPE || state === ESCAPE_INTERMEDIATE || state === CSI };
   }
 
   /** Run the machine over one chunk; the hooks fire as sequences end. */
@@ -192,17 +210,20 @@ export abstract class EscapeSequenceMachine {
           break;
       }
     }
+    this.fedBefore += n;
   }
 
   private enterEscape(at: number): void {
     this.state = ESCAPE;
     this.sequenceStart = at;
+    this.sequenceAt = this.fedBefore + at;
   }
 
   /** An ESC that ends a string: ST if `\` follows, else the start of a new sequence. */
   private enterStringEscape(at: number): void {
     this.state = STRING_ESCAPE;
     this.sequenceStart = at;
+    this.sequenceAt = this.fedBefore + at;
   }
 
   /** C0 controls that act inside escape and control sequences; true if `b` was one. */

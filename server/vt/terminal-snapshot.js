@@ -367,6 +367,10 @@ export function terminalSnapshot(term, options = {}) {
     // the alternate screen gets here): so does this, and the cursor goes back where it was.
     out += `${ESC}8${cup(active.y - (origin ? active.scrollTop : 0), Math.min(active.x, core.cols - 1))}`;
   }
-  out += penSequence(core._inputHandler._curAttrData);
+  const pen = core._inputHandler._curAttrData;
+  out += penSequence(pen);
+  // A link left open (OSC 8 without its closing one) belongs to the pen: what is printed next is linked.
+  const urlId = extendedOf(pen).urlId;
+  if (urlId !== 0) out += linkSequence(core, urlId);
   return out;
 }

@@ -47,6 +47,11 @@ describe("terminalSnapshot reproduces the terminal's state", () => {
     await expectFaithful("\x1b(0lqqk\x1b(B plain \x1b)0\x0elqk", "lqqqk\x0fx\x1b(0mqj");
   });
 
+  it("a link left open (OSC 8): what is printed next is linked too", async () => {
+    await expectFaithful("\x1b]8;;http://x\x1b\\open ", "still linked\x1b]8;;\x1b\\ plain");
+    await expectFaithful("\x1b]8;id=7;http://y\x07\x1b[1;31mred link", " more\x1b]8;;\x07 plain");
+  });
+
   it("insert mode", async () => {
     await expectFaithful("abcdef\x1b[4h\x1b[1;3H", "XY");
   });
