@@ -5,7 +5,6 @@ import { sendSmallFrameDirect } from "./small-frame.ts";
 
 import { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./flow-control.ts";
 
-export { SEND_QUEUE_LIMIT_BYTES, WRITE_DRAIN_TIMEOUT_MS } from "./flow-control.ts";
 /** After a close frame is queued, a peer that never reads it is dropped after this long. */
 export const CLOSE_GRACE_MS = 30_000;
 

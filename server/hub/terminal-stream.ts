@@ -27,7 +27,6 @@ import {
 } from "./flow-control.ts";
 import { TerminalConnection } from "./terminal-connection.ts";
 
-export { COALESCE_AFTER_BYTES, COALESCE_WINDOW_MS, FLUSH_BYTES, PAUSE_HIGH_WATER_BYTES, PAUSE_LOW_WATER_BYTES, SLOW_CHECK_INTERVAL_MS } from "./flow-control.ts";
 
 /** How long the PTY stays one column narrower during a redraw request: long enough for a TUI to see the SIGWINCH and re-query the size. */
 export const REDRAW_HOLD_MS = 100;
