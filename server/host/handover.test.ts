@@ -36,9 +36,15 @@ afterEach(async () => {
   }
 });
 
+/**
+ * A start with a handover also starts the successor host under tsx and sends it the rings: on a
+ * busy 2-core machine (and with tsx's cache cold after a change) that takes far longer than a plain start.
+ */
+const START_WITH_HANDOVER_TIMEOUT_MS = 60_000;
+
 async function serve(dir: string, env: Record<string, string> = {}, runtime = NODE_WEBMUX): Promise<{ run: WebmuxRun; url: string }> {
   const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env, runtime });
-  return { run, url: await listeningUrl(run) };
+  return { run, url: await listeningUrl(run, undefined, START_WITH_HANDOVER_TIMEOUT_MS) };
 }
 
 function api(url: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
@@ -147,11 +153,19 @@ describe("a session host replaced by another build", () => {
     expect(resumed.position).toMatchObject({ mode: "append", start: resumeAt.offset, generation: a.generation });
     writeFileSync(enough, "");
     await resumed.waitForText("SEQ-DONE", 60_000);
-    const buffer = await api(second.url, `/api/sessions/${a.id}/buffer`);
-    expect(buffer.headers.get("x-webmux-start")).toBe("0");
-    expect(buffer.headers.get("x-webmux-generation")).toBe(a.generation);
-    const all = Buffer.from(await buffer.arrayBuffer());
-    const held = Buffer.concat([before, resumed.output]);
+    // The shell exec'd after SEQ-DONE prints its prompt a moment later: compare once the client has
+    // everything the buffer holds (and the buffer has stopped growing).
+    const { all, held } = await waitFor(
+      async () => {
+        const buffer = await api(second.url, `/api/sessions/${a.id}/buffer`);
+        expect(buffer.headers.get("x-webmux-start")).toBe("0");
+        expect(buffer.headers.get("x-webmux-generation")).toBe(a.generation);
+        const all = Buffer.from(await buffer.arrayBuffer());
+        const held = Buffer.concat([before, resumed.output]);
+        return held.length === all.length ? { all, held } : null;
+      },
+      { timeout: 20_000, message: "the client holds what the buffer holds" },
+    );
     // Nothing lost, nothing doubled across the handover.
     expect(held.length).toBe(all.length);
     expect(held.equals(all)).toBe(true);

@@ -46,7 +46,7 @@ export function runWebmux(args: string[], options: WebmuxRunOptions = {}): Webmu
 }
 
 /** The URL of the `listening on …` line, once it is there; fails at once when the process exits first. */
-export function listeningUrl(run: WebmuxRun, pattern = /^listening on (https?:\/\/\S+)$/m): Promise<string> {
+export function listeningUrl(run: WebmuxRun, pattern = /^listening on (https?:\/\/\S+)$/m, timeout = LISTENING_TIMEOUT_MS): Promise<string> {
   let exited = false;
   void run.exit.then(() => (exited = true));
   return waitFor(
@@ -55,7 +55,7 @@ export function listeningUrl(run: WebmuxRun, pattern = /^listening on (https?:\/
       if (url === undefined && exited) throw new Error(`webmux exited before listening: ${run.err()}`);
       return url;
     },
-    { timeout: LISTENING_TIMEOUT_MS, message: `listening line (stderr: ${run.err()})` },
+    { timeout, message: `listening line (stderr: ${run.err()})` },
   );
 }
 
