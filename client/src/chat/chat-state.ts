@@ -21,6 +21,7 @@ import type {
   TurnStatus,
 } from "../../../server/contract/chat.ts";
 import type { ControllerInfo } from "../../../server/contract/types.ts";
+import { unreachable } from "../../../server/contract/unreachable.ts";
 
 export type ResolvedPermission = ChatPermission & { decision: PermissionDecision; by: PermissionAnswerer };
 export type TurnOutcome = { turnId: string; status?: TurnStatus; costUsd?: number };
@@ -110,6 +111,8 @@ export function applyChatEvent(state: ChatState, event: ChatServerEvent): ChatSt
       const resolved = open ? { ...state.resolved, [event.requestId]: { ...open, decision: event.decision, by: event.by } } : state.resolved;
       return { ...state, lastSeq: event.seq, permissions: state.permissions.filter((p) => p !== open), resolved };
     }
+    default:
+      return unreachable(event, "chat event");
   }
 }
 

@@ -12,6 +12,7 @@ import type { SessionInfo, SessionListEvent } from "../../../server/contract/typ
 import { isUnauthorized, type Api } from "../api.ts";
 import { makeReconnectLoop, type ProbeResult } from "../net/reconnect-loop.ts";
 import { pruneScreens } from "../storage/screen-store.ts";
+import { unreachable } from "../../../server/contract/unreachable.ts";
 
 export const SESSION_LIST_PATH = "/ws/sessions";
 
@@ -38,6 +39,8 @@ export function applySessionEvent(list: SessionInfo[], event: SessionListEvent):
       return [...list.filter((s) => s.id !== event.session.id), event.session].sort(byCreation);
     case "removed":
       return list.filter((s) => s.id !== event.id);
+    default:
+      return unreachable(event, "session list event");
   }
 }
 
