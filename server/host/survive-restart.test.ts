@@ -132,7 +132,7 @@ describe("sessions in the session host", () => {
     expect(beforeBytes.includes("ALL-DONE")).toBe(false);
 
     // The session ran on while no server did: the host's ring grew.
-    await waitFor(async () => (await hostSessions(dir))[0]?.run?.end ?? 0 > resumeAt.offset, { message: "output while no server runs" });
+    await waitFor(async () => ((await hostSessions(dir))[0]?.run?.end ?? 0) > resumeAt.offset, { message: "output while no server runs" });
 
     const second = await serve(dir, port, secondRuntime);
     const listed = ((await (await api(second.url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions;
