@@ -26,8 +26,10 @@ export type Figure = {
   /** value / baseline */
   ratio: number | null;
   goal: Goal | null;
-  /** null when there is no goal */
+  /** null when there is no goal; false too when the figure is invalid */
   pass: boolean | null;
+  /** false when the run did not measure what the figure claims (`valid` of FigureInput): reported as INVALID, not as a missed goal */
+  valid: boolean;
   /** samples, byte counts and anything else a reader needs to trust the figure */
   detail?: Record<string, unknown>;
 };
@@ -99,6 +101,7 @@ export function figure(input: FigureInput): Figure {
     ratio,
     goal,
     pass,
+    valid: input.valid !== false,
     ...(input.detail ? { detail: input.detail } : {}),
   };
 }
@@ -150,8 +153,9 @@ function formatGoal(goal: Goal | null): string {
   return `${goal.on === "ratio" ? "ratio" : "value"} ${goal.op} ${target}`;
 }
 
-function verdict(pass: boolean | null): string {
-  return pass === null ? "info" : pass ? "PASS" : "FAIL";
+function verdict(f: Figure): string {
+  if (!f.valid) return "INVALID";
+  return f.pass === null ? "info" : f.pass ? "PASS" : "FAIL";
 }
 
 /** The report as a plain-text table, one row per figure, skipped and failed benchmarks listed below it. */
@@ -166,7 +170,7 @@ export function formatTable(outcomes: readonly BenchOutcome[]): string {
         f.baseline === null ? "—" : `${formatNumber(f.baseline)} ${f.unit}${f.baselineLabel ? ` (${f.baselineLabel})` : ""}`,
         f.ratio === null ? "—" : f.ratio.toFixed(f.goal?.op === "==" ? 4 : 3),
         formatGoal(f.goal),
-        verdict(f.pass),
+        verdict(f),
       ]);
     }
   }
