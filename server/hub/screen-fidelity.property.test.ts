@@ -37,7 +37,7 @@ const SEED = 1616;
 const WRITER = String.raw`$|=1; my $in = ""; while (sysread(STDIN, my $b, 65536)) { $in .= $b; while ($in =~ s/^([xf])([0-9a-f]*)\.//) { if ($1 eq "x") { print pack("H*", $2) } else { printf("flood line %05d\r\n", $_) for 1 .. $2 } } }`;
 
 type Step =
-  | { kind: "output"; bytes: string }
+  | { kind: "output"; bytes: Buffer }
   | { kind: "flood" }
   | { kind: "resize"; cols: number; rows: number }
   | { kind: "drop" }
@@ -45,7 +45,16 @@ type Step =
 
 const size = fc.record({ cols: fc.integer({ min: 20, max: 60 }), rows: fc.integer({ min: 5, max: 16 }) });
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: terminalOutput(20).map((bytes): Step => ({ kind: "output", bytes })) },
+  { weight: 6, arbitrary: terminalOutput(20).map((text): Step => ({ kind: "output", bytes: Buffer.from(text) })) },
+  // Output cut at any byte: the ring can end inside an escape sequence or a UTF-8 character when a
+  // client rejoins (docs/design.md § Snapshots), and the next output goes on from there.
+  {
+    weight: 2,
+    arbitrary: fc.tuple(terminalOutput(20), fc.double({ min: 0, max: 1, noNaN: true })).map(([text, where]): Step => {
+      const bytes = Buffer.from(text);
+      return { kind: "output", bytes: bytes.subarray(0, Math.floor(where * bytes.length)) };
+    }),
+  },
   { weight: 2, arbitrary: fc.constant<Step>({ kind: "flood" }) },
   { weight: 2, arbitrary: size.map((s): Step => ({ kind: "resize", ...s })) },
   { weight: 2, arbitrary: fc.constant<Step>({ kind: "drop" }) },
@@ -94,7 +103,7 @@ async function run(start: { cols: number; rows: number }, steps: Step[], last: s
       const [expected, actual] = await statesAtOnePoint(() => session.stats().end, clients, { scrollback: HISTORY_COMPARED, timeout: SLOW_MS });
       if (actual) expect(stateDifferences(expected!, actual), `${what} (the other client's last position: ${JSON.stringify(other?.position)})`).toEqual([]);
     };
-    const writeOutput = (bytes: string) => (bytes === "" ? Promise.resolve() : output(`x${Buffer.from(bytes).toString("hex")}.`, Buffer.byteLength(bytes)));
+    const writeOutput = (bytes: Buffer) => (bytes.length === 0 ? Promise.resolve() : output(`x${bytes.toString("hex")}.`, bytes.length));
     for (const [i, s] of [...steps, { kind: "rejoin", how: "resume", after: last } satisfies Step].entries()) {
       switch (s.kind) {
         case "output":
@@ -125,7 +134,7 @@ async function run(start: { cols: number; rows: number }, steps: Step[], last: s
             away = null;
             await compare(`after step ${i} (rejoin, ${s.how})`);
           }
-          await writeOutput(s.after);
+          await writeOutput(Buffer.from(s.after));
           break;
       }
       await compare(`after step ${i} (${s.kind})`);
