@@ -12,12 +12,13 @@ import { createEffect, createSignal, on, onCleanup, type Accessor } from "solid-
 import type { ServerMessage } from "../../../server/contract/frames.ts";
 import type { TerminalViewStats } from "./debug-types.ts";
 import { colorSchemeReport } from "../../../server/contract/protocol.ts";
-import type { ControlPayload, PositionPayload, SessionInfo, SubmitStatusPayload } from "../../../server/contract/types.ts";
+import type { ControlPayload, SessionInfo, SubmitStatusPayload } from "../../../server/contract/types.ts";
 import { ApiError, type Api } from "../api.ts";
 import { forgetScreen, loadScreen } from "../storage/screen-store.ts";
 import { makeTerminalConnection, type ConnectionPhase, type ProbeResult, type TerminalConnection } from "./connection.ts";
 import { routeTerminalData } from "./input-source.ts";
-import { ringToPlainText, truncationMarkerSequence } from "./plain-text.ts";
+import { ringToPlainText } from "./plain-text.ts";
+import { makeReplayWriter } from "./replay-writer.ts";
 import { createScreenSaver } from "./screen-saver.ts";
 import { terminalTheme } from "./themes.ts";
 import { makeTouchScroll } from "./touch-scroll.ts";
@@ -28,16 +29,6 @@ import { unreachable } from "../../../server/contract/unreachable.ts";
 
 /** A replay written faster than this shows no overlay: it would only flicker. */
 export const OVERLAY_DELAY_MS = 150;
-/**
- * A reset snapshot goes to xterm in slices of this size: xterm parses one written chunk without
- * yielding, so a 4 MiB snapshot as one chunk would block the page for its whole parse and the
- * overlay's timer could never fire; between slices xterm yields, the overlay shows and the page
- * stays responsive. (xterm keeps its parser and UTF-8 state across writes.)
- */
-const SNAPSHOT_SLICE_BYTES = 128 * 1024;
-
-const RIS = "\x1bc";
-const encoder = new TextEncoder();
 
 export type TerminalViewOptions = {
   sessionId: string;
@@ -109,25 +100,33 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   let firstPaintMs: number | null = null;
   let awaitingPaint = false;
   let restoredLocally = false;
-  let position: PositionPayload | null = null;
   let overlayTimer: ReturnType<typeof setTimeout> | null = null;
   /** the first control frame of each socket is its attach */
   let attachedThisSocket = false;
   /** the first status frame of each socket ends its replay */
   let sawStatusThisSocket = false;
-  /**
-   * docs/design.md, Device queries and auto-replies: xterm is parsing replayed bytes (a snapshot,
-   * an append's missing bytes, the local copy), so what it answers is an answer to a query asked
-   * long ago and is dropped. Set and cleared from xterm's write queue, in stream order.
-   */
-  let repliesMuted = false;
-  /** a position frame came and its status (the end of that replay) has not */
-  let inReplay = false;
   /** this socket's replay has been parsed and acknowledged (0x07): the server takes 0x06 from now on */
   let replayAcknowledged = false;
   /** a colour-scheme report was due before that: it goes out right after the acknowledgement */
   let schemeReportDue = false;
   const submitListeners = new Set<(status: SubmitStatusPayload) => void>();
+
+  const writer = makeReplayWriter(terminal, {
+    rendered(generation, offset) {
+      renderedOffset = offset;
+      saver.rendered({ generation, offset });
+    },
+    replayParsed(socket) {
+      const current = connection;
+      if (!current || current.socket !== socket) return;
+      current.replayParsed(socket);
+      replayAcknowledged = true;
+      if (schemeReportDue) {
+        schemeReportDue = false;
+        reportScheme();
+      }
+    },
+  });
 
   terminal.open(options.host);
   // Phones: no autocorrect, autocapitalisation or spellcheck on what goes to the program.
@@ -149,7 +148,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   // CSI ? 996 n asks for the colour scheme; xterm does not know it, so it is answered here (0x06).
   const schemeQuery = terminal.parser.registerCsiHandler({ prefix: "?", final: "n" }, (params) => {
     if (params[0] !== 996) return false;
-    if (!repliesMuted) reportScheme();
+    if (!writer.repliesMuted) reportScheme();
     return true;
   });
   /** the key bar's sticky modifiers rewrite the next key typed (see KeyBar) */
@@ -157,7 +156,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   const dataRoute = routeTerminalData(terminal, {
     input: (data) => connection?.sendInput(typeof data === "string" && inputFilter ? inputFilter(data) : data),
     reply: (data) => {
-      if (!repliesMuted) connection?.sendAutoReply(data);
+      if (!writer.repliesMuted) connection?.sendAutoReply(data);
     },
   });
   const paintWatch = terminal.onRender(() => {
@@ -165,43 +164,6 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     awaitingPaint = false;
     firstPaintMs ??= performance.now();
   });
-
-  /** Everything up to `offset` of `generation` is on screen once this chunk is parsed. */
-  function writeAt(data: string | Uint8Array, generation: string, offset: number, onDone?: () => void): void {
-    terminal.write(data, () => {
-      renderedOffset = offset;
-      saver.rendered({ generation, offset });
-      onDone?.();
-    });
-  }
-
-  /** Replies are dropped from here in the write queue on (docs/design.md, Device queries and auto-replies). */
-  function muteRepliesFromHere(): void {
-    terminal.write("", () => (repliesMuted = true));
-  }
-
-  /** …and taken again from here on; `then` runs at that point of the queue. */
-  function unmuteRepliesFromHere(then?: () => void): void {
-    terminal.write("", () => {
-      repliesMuted = false;
-      then?.();
-    });
-  }
-
-  /** The replay's last bytes are queued: once xterm has parsed them, acknowledge it on the socket that sent it. */
-  function endReplay(): void {
-    inReplay = false;
-    const socket = connection!.socket;
-    unmuteRepliesFromHere(() => {
-      if (connection?.socket !== socket) return;
-      connection.replayParsed(socket);
-      replayAcknowledged = true;
-      if (schemeReportDue) {
-        schemeReportDue = false;
-        reportScheme();
-      }
-    });
-  }
 
   function showOverlaySoon(): void {
     if (overlayTimer !== null) clearTimeout(overlayTimer);
@@ -223,25 +185,6 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
     if (next.colorSchemeReports && (attach || (!wasController && isController()))) reportScheme();
   }
 
-  /** A reset snapshot: RIS, the truncation marker and the snapshot as one chunk (see ScreenSaver). */
-  function onSnapshot(data: Uint8Array): void {
-    const at = position;
-    if (!at) return;
-    const prefix = encoder.encode(RIS + (at.truncated ? truncationMarkerSequence(terminal.rows) : ""));
-    const chunk = new Uint8Array(prefix.length + data.length);
-    chunk.set(prefix);
-    chunk.set(data, prefix.length);
-    for (let start = 0; start + SNAPSHOT_SLICE_BYTES < chunk.length; start += SNAPSHOT_SLICE_BYTES) {
-      terminal.write(chunk.subarray(start, start + SNAPSHOT_SLICE_BYTES));
-    }
-    const lastStart = Math.max(0, Math.ceil(chunk.length / SNAPSHOT_SLICE_BYTES) - 1) * SNAPSHOT_SLICE_BYTES;
-    writeAt(chunk.subarray(lastStart), at.generation, at.end, () => {
-      setWritingReplay(false);
-      hideOverlay();
-      awaitingPaint = firstPaintMs === null;
-    });
-  }
-
   function onMessage(message: ServerMessage): void {
     const tracker = connection!.tracker;
     switch (message.type) {
@@ -249,27 +192,29 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
         onControl(message.control);
         return;
       case "position":
-        position = message.position;
-        inReplay = true;
         replayAcknowledged = false;
-        muteRepliesFromHere();
+        writer.position(message.position);
         if (message.position.mode === "reset") {
           setWritingReplay(true);
           showOverlaySoon();
         }
         return;
       case "snapshot":
-        onSnapshot(message.data);
+        writer.snapshot(message.data, () => {
+          setWritingReplay(false);
+          hideOverlay();
+          awaitingPaint = firstPaintMs === null;
+        });
         return;
       case "output":
-        writeAt(message.data, tracker.generation!, tracker.offset);
+        writer.output(message.data, tracker.generation!, tracker.offset);
         return;
       case "status":
         if (!sawStatusThisSocket) {
           sawStatusThisSocket = true;
           grid.replayWritten();
         }
-        if (inReplay) endReplay();
+        writer.status(connection!.socket);
         setSession(message.session);
         return;
       case "exit":
@@ -286,11 +231,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
   function onPhase(next: ConnectionPhase): void {
     if (next.phase === "connecting") {
       attachedThisSocket = sawStatusThisSocket = replayAcknowledged = false;
-      // A socket lost mid-replay: what follows is the next socket's own replay.
-      if (inReplay) {
-        inReplay = false;
-        unmuteRepliesFromHere();
-      }
+      writer.socketLost();
     }
     // A socket lost between a reset position and its snapshot leaves the old screen in place.
     if (next.phase === "connecting" || next.phase === "waiting" || next.phase === "stopped") {
@@ -320,12 +261,10 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       restoredLocally = true;
       terminal.resize(stored.cols, stored.rows);
       setWritingCopy(true);
-      muteRepliesFromHere();
-      writeAt(stored.serialized, stored.generation, stored.offset, () => {
+      writer.writeCopy(stored.serialized, stored.generation, stored.offset, () => {
         setWritingCopy(false);
         awaitingPaint = firstPaintMs === null;
       });
-      unmuteRepliesFromHere();
     }
     connection = makeTerminalConnection({
       sessionId,
