@@ -171,7 +171,7 @@ export async function benchPaintTime(ctx: BenchContext): Promise<BenchResult> {
     const tinyRing = await finishedRing(server, tiny.id);
     // The big session is made at the grid a tab gives it: the first tab takes control and resizes
     // a session made at another size, and every reset after a resize is a made snapshot
-    // (docs/protocol.md § Resume), not the raw 4 MiB this figure is about.
+    // (docs/protocol.md § Resume: append, reset, truncated), not the raw 4 MiB this figure is about.
     const grid = await tabGrid(browser, server, tiny.id);
     const big = await server.createSession({ command: ["/bin/bash", "--norc", "--noprofile", "-c", `head -c ${bigOutputBytes} "$0"; ${tail}`, corpus.path], ...grid });
     const ring = await finishedRing(server, big.id);
