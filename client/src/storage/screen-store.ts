@@ -18,6 +18,12 @@ export type StoredScreen = {
   /** the stream offset the serialized screen corresponds to exactly */
   offset: number;
   serialized: string;
+  /**
+   * Written after `serialized`: the unfinished sequence (or UTF-8 character) the stream ended inside
+   * at `offset`, so the rest of it, first in the `append`, is read as part of it (docs/design.md §
+   * Snapshots). Absent in copies saved before it existed.
+   */
+  tail?: Uint8Array;
   cols: number;
   rows: number;
   savedAt: number;
@@ -33,6 +39,7 @@ function isStoredScreen(value: unknown): value is StoredScreen {
     isValidGeneration(v.generation) &&
     Number.isSafeInteger(v.offset) && (v.offset as number) >= 0 &&
     typeof v.serialized === "string" &&
+    (v.tail === undefined || v.tail instanceof Uint8Array) &&
     Number.isInteger(v.cols) && Number.isInteger(v.rows) &&
     typeof v.savedAt === "number"
   );

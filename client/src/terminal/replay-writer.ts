@@ -6,6 +6,7 @@
  * in a replay was asked long ago. No DOM and no socket: `terminal` is xterm.js or @xterm/headless.
  */
 import type { PositionPayload } from "../../../server/contract/types.ts";
+import { UnfinishedSequenceTracker } from "../../../server/vt/unfinished-sequence-tracker.ts";
 import { truncationMarkerSequence } from "./plain-text.ts";
 
 /**
@@ -35,8 +36,13 @@ export type ReplayWriterEvents = {
 export type ReplayWriter = {
   /** While true, what the terminal answers is an answer to a replayed query: drop it. */
   readonly repliesMuted: boolean;
+  /**
+   * The unfinished sequence (or UTF-8 character) at the end of what the terminal has parsed, to
+   * store after a snapshot of it (docs/design.md § Snapshots); empty at ground.
+   */
+  unfinishedTail(): Uint8Array;
   /** The local copy, painted before any socket answers; `onParsed` once it is on screen. */
-  writeCopy(serialized: string, generation: string, offset: number, onParsed: () => void): void;
+  writeCopy(serialized: string | Uint8Array, generation: string, offset: number, onParsed: () => void): void;
   /** A position frame: a replay begins (a reset's snapshot or an append's bytes follow). */
   position(position: PositionPayload): void;
   /** A reset's snapshot; `onParsed` once it is on screen. Ignored without a position. */
@@ -54,10 +60,20 @@ export function makeReplayWriter(terminal: ReplayTerminal, events: ReplayWriterE
   /** a position frame came and its status (the end of that replay) has not */
   let inReplay = false;
   let position: PositionPayload | null = null;
+  /** fed each chunk as xterm has parsed it, so it stands where the parsed screen stands */
+  const tracker = new UnfinishedSequenceTracker();
+
+  /** Every byte reaches the terminal here. */
+  function put(data: string | Uint8Array, onParsed?: () => void): void {
+    terminal.write(data, () => {
+      tracker.feed(typeof data === "string" ? encoder.encode(data) : data);
+      onParsed?.();
+    });
+  }
 
   /** Everything up to `offset` of `generation` is on screen once this chunk is parsed. */
   function writeAt(data: string | Uint8Array, generation: string, offset: number, onDone?: () => void): void {
-    terminal.write(data, () => {
+    put(data, () => {
       events.rendered(generation, offset);
       onDone?.();
     });
@@ -80,6 +96,7 @@ export function makeReplayWriter(terminal: ReplayTerminal, events: ReplayWriterE
     get repliesMuted() {
       return repliesMuted;
     },
+    unfinishedTail: () => tracker.tail(),
     writeCopy(serialized, generation, offset, onParsed) {
       muteFromHere();
       writeAt(serialized, generation, offset, onParsed);
@@ -98,7 +115,7 @@ export function makeReplayWriter(terminal: ReplayTerminal, events: ReplayWriterE
       chunk.set(prefix);
       chunk.set(data, prefix.length);
       for (let start = 0; start + SNAPSHOT_SLICE_BYTES < chunk.length; start += SNAPSHOT_SLICE_BYTES) {
-        terminal.write(chunk.subarray(start, start + SNAPSHOT_SLICE_BYTES));
+        put(chunk.subarray(start, start + SNAPSHOT_SLICE_BYTES));
       }
       const lastStart = Math.max(0, Math.ceil(chunk.length / SNAPSHOT_SLICE_BYTES) - 1) * SNAPSHOT_SLICE_BYTES;
       writeAt(chunk.subarray(lastStart), at.generation, at.end, onParsed);

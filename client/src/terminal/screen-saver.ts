@@ -9,11 +9,15 @@
  *
  * The copy is written by the server's snapshot writer (server/vt/terminal-snapshot.js, see
  * docs/design.md § Snapshots), so a reload restores what a reset does: scroll region, charsets,
- * saved cursors, tab stops, modes and both screens, which @xterm/addon-serialize lost.
+ * saved cursors, tab stops, modes and both screens, which @xterm/addon-serialize lost. The rendered
+ * offset may fall inside an escape sequence or a UTF-8 character: the copy then carries that
+ * sequence's bytes so far after the snapshot, as a server's snapshot does, and the append after a
+ * reload goes on with the rest of it.
  */
 import type { Terminal } from "@xterm/xterm";
 import type { ResumePoint } from "../../../server/contract/stream-tracker.ts";
 import { terminalSnapshot } from "../../../server/vt/terminal-snapshot.js";
+import { followedBy } from "../../../server/vt/unfinished-sequence.ts";
 import { saveScreen, type StoredScreen } from "../storage/screen-store.ts";
 import { truncationMarkerSequence } from "./truncation-marker.ts";
 
@@ -46,8 +50,32 @@ export type ScreenSaver = {
 export type ScreenSaverOptions = {
   sessionId: string;
   terminal: Terminal;
+  /** the unfinished sequence at the end of what `terminal` has parsed (ReplayWriter.unfinishedTail) */
+  unfinishedTail: () => Uint8Array;
   save?: (sessionId: string, screen: StoredScreen) => Promise<void>;
 };
+
+/** The copy of `terminal` as it stands at `point`, whose parser ends inside `unfinishedTail` (maybe empty). */
+export function storedCopy(terminal: Terminal, point: ResumePoint, unfinishedTail: Uint8Array): StoredScreen {
+  // History cut here gets the same marker as history the server dropped.
+  const cut = terminal.buffer.normal.length - terminal.rows > STORED_SCROLLBACK_LINES;
+  return {
+    generation: point.generation,
+    offset: point.offset,
+    serialized:
+      (cut ? truncationMarkerSequence(terminal.rows) : "") +
+      terminalSnapshot(terminal, { scrollback: STORED_SCROLLBACK_LINES }),
+    tail: unfinishedTail,
+    cols: terminal.cols,
+    rows: terminal.rows,
+    savedAt: Date.now(),
+  };
+}
+
+/** What is written to a fresh terminal to paint a stored copy: its snapshot, then its unfinished sequence. */
+export function copyBytes(stored: StoredScreen): string | Uint8Array {
+  return stored.tail ? followedBy(stored.serialized, stored.tail) : stored.serialized;
+}
 
 export function createScreenSaver(options: ScreenSaverOptions): ScreenSaver {
   const save = options.save ?? saveScreen;
@@ -66,19 +94,7 @@ export function createScreenSaver(options: ScreenSaverOptions): ScreenSaver {
     idleTimer = null;
     firstUnsavedAt = null;
     if (disposed || point === null || same(point, saved)) return;
-    const { terminal } = options;
-    // History cut here gets the same marker as history the server dropped.
-    const cut = terminal.buffer.normal.length - terminal.rows > STORED_SCROLLBACK_LINES;
-    const screen: StoredScreen = {
-      generation: point.generation,
-      offset: point.offset,
-      serialized:
-        (cut ? truncationMarkerSequence(terminal.rows) : "") +
-        terminalSnapshot(terminal, { scrollback: STORED_SCROLLBACK_LINES }),
-      cols: terminal.cols,
-      rows: terminal.rows,
-      savedAt: Date.now(),
-    };
+    const screen = storedCopy(options.terminal, point, options.unfinishedTail());
     saved = point;
     void save(options.sessionId, screen).then(() => {
       stats.savedOffset = screen.offset;

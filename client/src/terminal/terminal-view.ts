@@ -19,7 +19,7 @@ import { makeTerminalConnection, type ConnectionPhase, type ProbeResult, type Te
 import { routeTerminalData } from "./input-source.ts";
 import { ringToPlainText } from "./plain-text.ts";
 import { makeReplayWriter } from "./replay-writer.ts";
-import { createScreenSaver } from "./screen-saver.ts";
+import { copyBytes, createScreenSaver } from "./screen-saver.ts";
 import { terminalTheme } from "./themes.ts";
 import { makeTouchScroll } from "./touch-scroll.ts";
 import { screenCells } from "../../../server/vt/screen-cells.ts";
@@ -82,7 +82,7 @@ export type TerminalView = {
 export function createTerminalView(options: TerminalViewOptions): TerminalView {
   const { sessionId, clientId, api } = options;
   const { terminal, fit, search } = createXterm(options.dark());
-  const saver = createScreenSaver({ sessionId, terminal });
+  const saver = createScreenSaver({ sessionId, terminal, unfinishedTail: () => writer.unfinishedTail() });
 
   const [phase, setPhase] = createSignal<ConnectionPhase>({ phase: "connecting", attempt: 0 });
   const [control, setControl] = createSignal<ControlPayload | null>(null);
@@ -261,7 +261,7 @@ export function createTerminalView(options: TerminalViewOptions): TerminalView {
       restoredLocally = true;
       terminal.resize(stored.cols, stored.rows);
       setWritingCopy(true);
-      writer.writeCopy(stored.serialized, stored.generation, stored.offset, () => {
+      writer.writeCopy(copyBytes(stored), stored.generation, stored.offset, () => {
         setWritingCopy(false);
         awaitingPaint = firstPaintMs === null;
       });
