@@ -5,7 +5,7 @@ import { makeReplayWriter } from "./replay-writer.ts";
 import { copyBytes, storedCopy } from "./screen-saver.ts";
 
 const encoder = new TextEncoder();
-const latin1 = (b: Uint8Array) => Buffer.from(b).toString("latin1");
+const latin1 = (b: Uint8Array) => String.fromCharCode(...b);
 type Headless = ReturnType<typeof browserLikeTerminal>;
 
 /** A terminal and the writer the view puts in front of it. */
