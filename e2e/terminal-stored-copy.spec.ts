@@ -153,3 +153,73 @@ test("a reload paints the stored copy with line drawing, scroll region, saved cu
   expect(screen[rows - 1]).toBe("    STATUS      MORE");
   await elsewhere.close();
 });
+
+/**
+ * Output that stops inside a colour sequence (`ESC [ 3`, then a line feed the terminal executes
+ * inside it) while the copy is saved: the copy carries the sequence's bytes so far, so after a
+ * reload the `append` goes on with `1mRED` read as the rest of the sequence, not printed as text.
+ */
+function halfSequenceProgram(directory: string): string {
+  return `
+const fs = require("fs");
+const path = require("path");
+const out = (s) => process.stdout.write(s);
+const when = (name, then) => {
+  const timer = setInterval(() => {
+    if (!fs.existsSync(path.join(${JSON.stringify(directory)}, name))) return;
+    clearInterval(timer);
+    then();
+  }, 50);
+};
+process.stdin.setRawMode(true);
+out("READY\\r\\n");
+when("half", () => {
+  out("HALF\\r\\n\\x1b[3\\r\\n");
+  when("rest", () => out("1mRED\\x1b[0m DONE\\r\\n"));
+});
+setInterval(() => {}, 1 << 30);
+`;
+}
+
+test("a copy saved while the output ends inside a sequence: after a reload the rest of it is read as the page that stayed reads it", async ({ page, context, browser, server }) => {
+  test.setTimeout(60_000);
+  const session = await createNodeSession(server, halfSequenceProgram(dir));
+  await logIn(context, server);
+  await openTerminal(page, server, session.id);
+  await waitForText(page, "READY");
+  await waitForServiceWorker(page);
+  const elsewhere = await browser.newContext();
+  await logIn(elsewhere, server);
+  const stayed = await elsewhere.newPage();
+  await openTerminal(stayed, server, session.id);
+  await waitForText(stayed, "READY");
+
+  await writeFile(join(dir, "half"), "");
+  await waitForText(page, "HALF");
+  const halfEnd = await ringEnd(server, session.id);
+  await waitForRendered(page, halfEnd);
+  await waitForRendered(stayed, halfEnd);
+  await waitForTerminal(page, ({ stats: s }) => s?.savedOffset === halfEnd, "the stored copy is saved inside the sequence");
+
+  await context.setOffline(true);
+  await page.reload();
+  await waitForTerminal(
+    page,
+    ({ stats: s }) => s !== null && s.restoredLocally && s.renderedOffset === halfEnd && s.firstPaintMs !== null,
+    "the stored copy is painted",
+  );
+  await expectSameCells(stayed, page, "the stored copy, before the stream resumes");
+  await context.setOffline(false);
+  await waitForTerminal(page, ({ stats: s }) => s?.phase === "live", "the stream resumes");
+
+  await writeFile(join(dir, "rest"), "");
+  await waitForText(page, "DONE");
+  await waitForText(stayed, "DONE");
+  const doneEnd = await ringEnd(server, session.id);
+  await waitForRendered(stayed, doneEnd);
+  await waitForRendered(page, doneEnd);
+  await expectSameCells(stayed, page, "after the rest of the sequence");
+  expect((await terminalLines(page)).some((line) => line.includes("1mRED"))).toBe(false);
+  expect((await terminalLines(page)).some((line) => line.startsWith("RED DONE"))).toBe(true);
+  await elsewhere.close();
+});
