@@ -4,13 +4,13 @@
  * run in flight gets an error when its server is killed; its command keeps running, and a run on
  * the new server waits for it (the host followed the shell's marks) and then runs on its own.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunResult, SessionInfo } from "../contract/types.ts";
 import { waitFor } from "../testing/wait.ts";
-import { listeningUrl, runWebmux, stopWebmuxProcesses } from "../testing/webmux-process.ts";
+import { endDataDirs, listeningUrl, runWebmux } from "../testing/webmux-process.ts";
 import { INTEGRATION_GRACE_MS } from "./command-tracker.ts";
 
 const TOKEN = "run-restart-token-0123456789";
@@ -25,13 +25,7 @@ const WATCH_POLL_MS = 200;
 
 const dirs: string[] = [];
 
-afterEach(async () => {
-  stopWebmuxProcesses();
-  for (const dir of dirs.splice(0)) {
-    await runWebmux(["stop", "--data-dir", dir]).exit;
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+afterEach(() => endDataDirs(dirs));
 
 async function serve(dir: string): Promise<{ url: string; kill: () => Promise<unknown> }> {
   const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr", "--open-api"], { isolated: true });

@@ -2,33 +2,20 @@
  * `webmux ls` with no server: the data dir's session host answers (docs/design.md, What survives a
  * restart). Real processes: a `webmux serve` with its host, killed with SIGKILL, then the real CLI.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
-import { listeningUrl, runWebmux, stopWebmuxProcesses } from "../testing/webmux-process.ts";
+import { endDataDirs, listeningUrl, runWebmux, serverApi } from "../testing/webmux-process.ts";
 
 const TOKEN = "ls-host-token-0123456789";
 const dirs: string[] = [];
 
-afterEach(async () => {
-  stopWebmuxProcesses();
-  for (const dir of dirs.splice(0)) {
-    await runWebmux(["stop", "--data-dir", dir]).exit;
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+afterEach(() => endDataDirs(dirs));
 
-async function create(url: string, title: string): Promise<SessionInfo> {
-  const res = await fetch(`${url}/api/sessions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ command: ["sleep", "1000"], title }),
-  });
-  expect(res.status).toBe(201);
-  return (await res.json()) as SessionInfo;
-}
+const http = serverApi(TOKEN);
+const create = (url: string, title: string): Promise<SessionInfo> => http.create(url, { command: ["sleep", "1000"], title });
 
 describe("webmux ls without a server", () => {
   it("lists the sessions the session host keeps, with their ids, after the server was killed", async () => {

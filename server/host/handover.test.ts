@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { BUN_WEBMUX, listeningUrl, NODE_WEBMUX, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
+import { BUN_WEBMUX, endDataDirs, listeningUrl, NODE_WEBMUX, runWebmux, serverApi, type WebmuxRun } from "../testing/webmux-process.ts";
 import { HostConnection } from "./host-client.ts";
 import { hostPaths, processExists } from "./host-dir.ts";
 import type { AdoptedSession } from "./hosted-sessions.ts";
@@ -27,13 +27,7 @@ const clients: TerminalClient[] = [];
 
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
-  stopWebmuxProcesses();
-  for (const dir of dirs.splice(0)) {
-    // whichever build's host holds the dir now
-    await runWebmux(["stop", "--data-dir", dir], { env: NEXT }).exit;
-    await runWebmux(["stop", "--data-dir", dir]).exit;
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await endDataDirs(dirs, [NEXT, {}]);
 });
 
 /**
@@ -47,26 +41,8 @@ async function serve(dir: string, env: Record<string, string> = {}, runtime = NO
   return { run, url: await listeningUrl(run, undefined, START_WITH_HANDOVER_TIMEOUT_MS) };
 }
 
-function api(url: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  headers.set("authorization", `Bearer ${TOKEN}`);
-  let body = init.body;
-  if (init.json !== undefined) {
-    body = JSON.stringify(init.json);
-    headers.set("content-type", "application/json");
-  }
-  return fetch(url + path, { ...init, headers, body });
-}
-
-async function create(url: string, command: string[]): Promise<SessionInfo> {
-  const res = await api(url, "/api/sessions", { method: "POST", json: { command } });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as SessionInfo;
-}
-
-async function sessions(url: string): Promise<SessionInfo[]> {
-  return ((await (await api(url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions;
-}
+const { api, sessions, create: createSession } = serverApi(TOKEN);
+const create = (url: string, command: string[]): Promise<SessionInfo> => createSession(url, { command });
 
 async function connect(url: string, id: string, options: ConstructorParameters<typeof TerminalClient>[2] = {}): Promise<TerminalClient> {
   const c = await TerminalClient.connect(url, id, { token: TOKEN, ...options });

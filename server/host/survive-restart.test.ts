@@ -11,7 +11,7 @@ import type { SessionInfo } from "../contract/types.ts";
 import { OuterTerminal } from "../cli/outer-terminal.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
-import { BUN_WEBMUX, listeningUrl, NODE_WEBMUX, runWebmux, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
+import { BUN_WEBMUX, endDataDirs, listeningUrl, NODE_WEBMUX, runWebmux, serverApi, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
 import { HostConnection } from "./host-client.ts";
 import { hostPaths, processExists } from "./host-dir.ts";
 import type { AdoptedSession } from "./hosted-sessions.ts";
@@ -38,12 +38,7 @@ function dataDir(): string {
 afterEach(async () => {
   for (const c of clients.splice(0)) await c.close().catch(() => {});
   for (const o of outers.splice(0)) o.kill();
-  stopWebmuxProcesses();
-  for (const dir of dirs.splice(0)) {
-    const stop = runWebmux(["stop", "--data-dir", dir]);
-    await stop.exit;
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await endDataDirs(dirs);
 });
 
 type Runtime = "node" | "bun";
@@ -56,22 +51,8 @@ async function serve(dir: string, port = "0", runtime: Runtime = "node"): Promis
   return { run, url: await listeningUrl(run) };
 }
 
-function api(url: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
-  const headers = new Headers(init.headers);
-  headers.set("authorization", `Bearer ${TOKEN}`);
-  let body = init.body;
-  if (init.json !== undefined) {
-    body = JSON.stringify(init.json);
-    headers.set("content-type", "application/json");
-  }
-  return fetch(url + path, { ...init, headers, body });
-}
-
-async function create(url: string, command: string[]): Promise<SessionInfo> {
-  const res = await api(url, "/api/sessions", { method: "POST", json: { command } });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return (await res.json()) as SessionInfo;
-}
+const { api, sessions, create: createSession } = serverApi(TOKEN);
+const create = (url: string, command: string[]): Promise<SessionInfo> => createSession(url, { command });
 
 async function connect(url: string, id: string, options: ConstructorParameters<typeof TerminalClient>[2] = {}): Promise<TerminalClient> {
   const c = await TerminalClient.connect(url, id, { token: TOKEN, ...options });
@@ -135,7 +116,7 @@ describe("sessions in the session host", () => {
     await waitFor(async () => ((await hostSessions(dir))[0]?.run?.end ?? 0) > resumeAt.offset, { message: "output while no server runs" });
 
     const second = await serve(dir, port, secondRuntime);
-    const listed = ((await (await api(second.url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions;
+    const listed = await sessions(second.url);
     expect(listed.map((x) => [x.id, x.generation, x.status])).toEqual([[s.id, s.generation, "running"]]);
     expect(listed[0]!.pid).toBe(s.pid);
     expect(processExists(s.pid!)).toBe(true);
@@ -234,7 +215,7 @@ describe("sessions in the session host", () => {
     // The PTYs' masters closed with the host: the kernel hangs up their shells.
     await waitFor(() => !processExists(a.pid!) && !processExists(b.pid!), { timeout: 20_000, message: "no orphaned shell" });
     expect(await viewer.closed()).toBe(4404);
-    await waitFor(async () => ((await (await api(url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions.length === 0, { message: "the sessions removed" });
+    await waitFor(async () => (await sessions(url)).length === 0, { message: "the sessions removed" });
 
     const c = await create(url, [...SHELL, "-c", "echo NEW-HOST-$((6*7)); exec sleep 1000"]);
     expect(c.status).toBe("running");

@@ -4,7 +4,8 @@
  * tests alike); tests that start them with `runWebmux` call `stopWebmuxProcesses` after each test.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
+import type { CreateSessionRequest, SessionInfo } from "../contract/types.ts";
 import { join } from "node:path";
 import { TEST_RUN_VARIABLE, testRunMarker } from "./leftover-hosts.ts";
 import { waitFor } from "./wait.ts";
@@ -62,6 +63,46 @@ export function listeningUrl(run: WebmuxRun, pattern = /^listening on (https?:\/
 /** SIGKILL whatever a test left running. */
 export function stopWebmuxProcesses(): void {
   for (const proc of running.splice(0)) proc.kill("SIGKILL");
+}
+
+/**
+ * After a test whose sessions outlive its servers: SIGKILL the servers, end each data dir's
+ * session host and its programs (`webmux stop`, as each build in `builds` — the environment that
+ * makes a process that build — whichever holds the dir now) and remove the dirs, which `dirs`
+ * then no longer lists.
+ */
+export async function endDataDirs(dirs: string[], builds: Array<Record<string, string>> = [{}]): Promise<void> {
+  stopWebmuxProcesses();
+  for (const dir of dirs.splice(0)) {
+    for (const env of builds) await runWebmux(["stop", "--data-dir", dir], { env }).exit;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The HTTP API of the `webmux serve` processes a test runs with `token`, at whichever URL each listens on. */
+export function serverApi(token: string) {
+  const api = (url: string, path: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> => {
+    const headers = new Headers(init.headers);
+    headers.set("authorization", `Bearer ${token}`);
+    let body = init.body;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers.set("content-type", "application/json");
+    }
+    return fetch(url + path, { ...init, headers, body });
+  };
+  return {
+    api,
+    /** POST /api/sessions; fails the test unless it answers 201. */
+    async create(url: string, request: CreateSessionRequest): Promise<SessionInfo> {
+      const res = await api(url, "/api/sessions", { method: "POST", json: request });
+      if (res.status !== 201) throw new Error(`POST /api/sessions answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as SessionInfo;
+    },
+    async sessions(url: string): Promise<SessionInfo[]> {
+      return ((await (await api(url, "/api/sessions")).json()) as { sessions: SessionInfo[] }).sessions;
+    },
+  };
 }
 
 export type ServerProcess = {
