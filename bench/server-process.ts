@@ -2,6 +2,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { SessionInfo } from "../server/contract/types.ts";
+import { serverApi } from "../server/testing/webmux-process.ts";
 import type { ChildMessage, ChildRequest, MemorySample } from "./server-child.ts";
 
 export type { MemorySample } from "./server-child.ts";
@@ -77,16 +78,8 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
   const { url, token } = ready;
   const request = (message: ChildRequest) => child.send(message);
 
-  const api: ServerProcess["api"] = (path, init = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set("authorization", `Bearer ${token}`);
-    let body = init.body;
-    if (init.json !== undefined) {
-      body = JSON.stringify(init.json);
-      headers.set("content-type", "application/json");
-    }
-    return fetch(url + path, { ...init, headers, body });
-  };
+  const http = serverApi(token);
+  const api: ServerProcess["api"] = (path, init = {}) => http.api(url, path, init);
 
   return {
     url,
@@ -94,11 +87,7 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
     pid: child.pid!,
     hostPid: ready.hostPid ?? null,
     api,
-    async createSession(body) {
-      const res = await api("/api/sessions", { method: "POST", json: body });
-      if (res.status !== 201) throw new Error(`create session: ${res.status} ${await res.text()}`);
-      return (await res.json()) as SessionInfo;
-    },
+    createSession: (body) => http.create(url, body),
     async deleteSession(id) {
       const res = await api(`/api/sessions/${id}`, { method: "DELETE" });
       await res.body?.cancel();

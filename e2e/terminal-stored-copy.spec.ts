@@ -34,14 +34,10 @@ test.afterEach(async () => {
 });
 
 /**
- * A full-screen program at the terminal's size: once the file `draw` exists it draws a status bar
- * on the last row below a scroll region, sets tab stops at columns 5 and 17 only, saves the cursor
- * at row 2, column 30 with a green pen, and draws a box in DEC line drawing, which it leaves
- * designated. Once `more` exists it prints twice a screen of lines inside the region (`tqqqqu` is
- * `├────┤` in line drawing), goes back to the saved cursor for SAVED, and redraws the status bar
- * with tabs. Upper-case letters are the same in both charsets.
+ * The start of the spec's programs (Node, raw mode): `out` prints, `when(name, then)` runs `then`
+ * once the file `name` exists in `directory`, and READY says the program runs.
  */
-function program(directory: string): string {
+function stepsIn(directory: string): string {
   return `
 const fs = require("fs");
 const path = require("path");
@@ -55,7 +51,19 @@ const when = (name, then) => {
 };
 process.stdin.setRawMode(true);
 out("READY\\r\\n");
-when("draw", () => {
+`;
+}
+
+/**
+ * A full-screen program at the terminal's size: once the file `draw` exists it draws a status bar
+ * on the last row below a scroll region, sets tab stops at columns 5 and 17 only, saves the cursor
+ * at row 2, column 30 with a green pen, and draws a box in DEC line drawing, which it leaves
+ * designated. Once `more` exists it prints twice a screen of lines inside the region (`tqqqqu` is
+ * `├────┤` in line drawing), goes back to the saved cursor for SAVED, and redraws the status bar
+ * with tabs. Upper-case letters are the same in both charsets.
+ */
+function program(directory: string): string {
+  return `${stepsIn(directory)}when("draw", () => {
   const rows = process.stdout.rows;
   let s = "\\x1b[2J\\x1b[H";
   s += "\\x1b[" + rows + ";1H\\x1b[7;33m STATUS DRAWN \\x1b[0m";
@@ -160,20 +168,7 @@ test("a reload paints the stored copy with line drawing, scroll region, saved cu
  * reload the `append` goes on with `1mRED` read as the rest of the sequence, not printed as text.
  */
 function halfSequenceProgram(directory: string): string {
-  return `
-const fs = require("fs");
-const path = require("path");
-const out = (s) => process.stdout.write(s);
-const when = (name, then) => {
-  const timer = setInterval(() => {
-    if (!fs.existsSync(path.join(${JSON.stringify(directory)}, name))) return;
-    clearInterval(timer);
-    then();
-  }, 50);
-};
-process.stdin.setRawMode(true);
-out("READY\\r\\n");
-when("half", () => {
+  return `${stepsIn(directory)}when("half", () => {
   out("HALF\\r\\n\\x1b[3\\r\\n");
   when("rest", () => out("1mRED\\x1b[0m DONE\\r\\n"));
 });

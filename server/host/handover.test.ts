@@ -44,6 +44,19 @@ async function serve(dir: string, env: Record<string, string> = {}, runtime = NO
 const { api, sessions, create: createSession } = serverApi(TOKEN);
 const create = (url: string, command: string[]): Promise<SessionInfo> => createSession(url, { command });
 
+/** SIGTERM of a server the test started; its exit code. */
+async function stopServer(server: { run: WebmuxRun }): Promise<number | null> {
+  server.run.proc.kill("SIGTERM");
+  return server.run.exit;
+}
+
+/** `client` types `exit <code>` into session `id`, and the server at `url` then reports that exit code. */
+async function exitsWith(client: TerminalClient, url: string, id: string, code: number): Promise<void> {
+  client.type(`exit ${code}\r`);
+  await waitFor(async () => (await sessions(url)).find((x) => x.id === id)?.status === "exited", { timeout: 20_000, message: `${id}'s exit reported` });
+  expect((await sessions(url)).find((x) => x.id === id)!.exitCode).toBe(code);
+}
+
 async function connect(url: string, id: string, options: ConstructorParameters<typeof TerminalClient>[2] = {}): Promise<TerminalClient> {
   const c = await TerminalClient.connect(url, id, { token: TOKEN, ...options });
   clients.push(c);
@@ -99,8 +112,7 @@ describe("a session host replaced by another build", () => {
     const oldHost = await hostOf(dir);
     expect(childrenOf(oldHost.pid).sort()).toEqual([a.pid, b.pid].sort());
 
-    first.run.proc.kill("SIGTERM");
-    expect(await first.run.exit).toBe(0);
+    expect(await stopServer(first)).toBe(0);
     await viewer.closed();
     const resumeAt = { generation: viewer.generation!, offset: viewer.offset };
     const before = Buffer.concat([viewer.snapshots[0] ?? Buffer.alloc(0), viewer.output]);
@@ -158,9 +170,7 @@ describe("a session host replaced by another build", () => {
     await resumed.waitForText("31 101", 20_000);
 
     // The program's exit status reaches the new host from the old one, which waited for it.
-    resumed.type("exit 7\r");
-    await waitFor(async () => (await sessions(second.url)).find((x) => x.id === a.id)?.status === "exited", { timeout: 20_000, message: "a's exit reported" });
-    expect((await sessions(second.url)).find((x) => x.id === a.id)!.exitCode).toBe(7);
+    await exitsWith(resumed, second.url, a.id, 7);
     expect(processExists(a.pid!)).toBe(false);
     const deleted = await api(second.url, `/api/sessions/${a.id}`, { method: "DELETE" });
     expect(deleted.status).toBeLessThan(300);
@@ -172,8 +182,7 @@ describe("a session host replaced by another build", () => {
     expect(stop.out()).toContain("ended 1 session");
     expect(processExists(b.pid!)).toBe(false);
     await waitFor(() => !processExists(newHost.pid) && !processExists(oldHost.pid), { timeout: 20_000, message: "both hosts gone" });
-    second.run.proc.kill("SIGTERM");
-    await second.run.exit;
+    await stopServer(second);
   }, 90_000);
 
   it("a second handover (N → N+1 → N+2): the sessions survive both, the exit status goes through both reapers, and webmux stop ends every process", async () => {
@@ -184,8 +193,7 @@ describe("a session host replaced by another build", () => {
     const a = await create(first.url, SHELL);
     const b = await create(first.url, [...SHELL, "-c", "echo B-READY; exec sleep 1000"]);
     const host0 = await hostOf(dir);
-    first.run.proc.kill("SIGTERM");
-    await first.run.exit;
+    await stopServer(first);
 
     const second = await serve(dir, NEXT);
     expect(second.run.err()).toContain("it handed 2 sessions over");
@@ -195,8 +203,7 @@ describe("a session host replaced by another build", () => {
     viewer.type("echo ONE-$((20+1))\r");
     await viewer.waitForText("ONE-21", 20_000);
     const resumeAt = { generation: viewer.generation!, offset: viewer.offset };
-    second.run.proc.kill("SIGTERM");
-    await second.run.exit;
+    await stopServer(second);
     await viewer.closed();
 
     // The host that took the sessions over hands them over again, and stays on as a reaper itself.
@@ -222,16 +229,13 @@ describe("a session host replaced by another build", () => {
     await resumed.waitForText("TWO-42", 20_000);
 
     // a's exit status: host0 waits for it, tells host1, which tells host2.
-    resumed.type("exit 7\r");
-    await waitFor(async () => (await sessions(third.url)).find((x) => x.id === a.id)?.status === "exited", { timeout: 20_000, message: "a's exit reported" });
-    expect((await sessions(third.url)).find((x) => x.id === a.id)!.exitCode).toBe(7);
+    await exitsWith(resumed, third.url, a.id, 7);
 
     const stop = runWebmux(["stop", "--data-dir", dir], { env: AFTER_NEXT });
     expect(await stop.exit).toBe(0);
     expect(stop.out()).toContain("ended 2 sessions");
     await waitFor(() => ![a.pid!, b.pid!, host0.pid, host1.pid, host2.pid].some(alive), { timeout: 20_000, message: "every process gone" });
-    third.run.proc.kill("SIGTERM");
-    await third.run.exit;
+    await stopServer(third);
   }, 90_000);
 
   it("a reaper killed with SIGKILL: the new host still sees its program end (as a hang-up, the status is lost)", async () => {
@@ -240,8 +244,7 @@ describe("a session host replaced by another build", () => {
     const first = await serve(dir);
     const s = await create(first.url, [...SHELL, "-c", "echo READY; exec sleep 1000"]);
     const oldHost = await hostOf(dir);
-    first.run.proc.kill("SIGTERM");
-    await first.run.exit;
+    await stopServer(first);
     const second = await serve(dir, NEXT);
     expect(second.run.err()).toContain("it handed 1 session over");
     process.kill(oldHost.pid, "SIGKILL");
@@ -250,8 +253,7 @@ describe("a session host replaced by another build", () => {
     process.kill(s.pid!, "SIGKILL");
     await waitFor(async () => (await sessions(second.url)).find((x) => x.id === s.id)?.status === "exited", { timeout: 20_000, message: "the exit seen" });
     expect((await sessions(second.url))[0]!.exitCode).toBe(129);
-    second.run.proc.kill("SIGTERM");
-    await second.run.exit;
+    await stopServer(second);
   }, 60_000);
 
   it("a host from before handovers closes the connection at the request: the new server says so in one line and does not start; the session runs on and the old build serves it again", async () => {
@@ -260,8 +262,7 @@ describe("a session host replaced by another build", () => {
     const first = await serve(dir, { WEBMUX_TEST_HOST_BEFORE_HANDOVERS: "1" });
     const s = await create(first.url, [...SHELL, "-c", "echo READY; exec sleep 1000"]);
     const oldHost = await hostOf(dir);
-    first.run.proc.kill("SIGTERM");
-    await first.run.exit;
+    await stopServer(first);
     const refused = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env: NEXT });
     expect(await refused.exit).toBe(1);
     const lines = refused.err().trim().split("\n");
@@ -276,8 +277,7 @@ describe("a session host replaced by another build", () => {
     expect((await sessions(again.url)).map((x) => [x.id, x.generation, x.pid, x.status])).toEqual([[s.id, s.generation, s.pid, "running"]]);
     const viewer = await connect(again.url, s.id);
     await viewer.waitForText("READY");
-    again.run.proc.kill("SIGTERM");
-    await again.run.exit;
+    await stopServer(again);
   }, 60_000);
 
   it("a host on Bun cannot hand over: the new server says so in one line and does not start; the old host listens again and keeps the session", async () => {
@@ -285,8 +285,7 @@ describe("a session host replaced by another build", () => {
     dirs.push(dir);
     const first = await serve(dir, {}, BUN_WEBMUX);
     const s = await create(first.url, [...SHELL, "-c", "echo READY; exec sleep 1000"]);
-    first.run.proc.kill("SIGTERM");
-    await first.run.exit;
+    await stopServer(first);
     const refused = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { isolated: true, env: NEXT });
     expect(await refused.exit).toBe(1);
     const lines = refused.err().trim().split("\n");
@@ -296,7 +295,6 @@ describe("a session host replaced by another build", () => {
     // The old build serves the session again, as before the attempt.
     const again = await serve(dir);
     expect((await sessions(again.url)).map((x) => [x.id, x.generation, x.pid, x.status])).toEqual([[s.id, s.generation, s.pid, "running"]]);
-    again.run.proc.kill("SIGTERM");
-    await again.run.exit;
+    await stopServer(again);
   }, 60_000);
 });
