@@ -34,7 +34,7 @@ test.afterEach(async () => {
 });
 
 /**
- * The start of the spec's programs (Node, raw mode): `out` prints, `when(name, then)` runs `then`
+ * The start of this file's programs (Node, raw mode): `out` prints, `when(name, then)` runs `then`
  * once the file `name` exists in `directory`, and READY says the program runs.
  */
 function stepsIn(directory: string): string {

@@ -38,7 +38,7 @@ describe("spawnPty", () => {
 });
 
 describe("terminate", () => {
-  it("waits the DESIGN grace of 3 s by default", () => {
+  it("waits the delete's grace of 3 s by default", () => {
     expect(TERMINATE_GRACE_MS).toBe(3_000);
   });
 

@@ -1,11 +1,11 @@
 /**
- * Ending a hosted program the way DESIGN asks: SIGHUP first (a shell then hangs up its jobs),
+ * Ending a hosted program as a delete does (docs/protocol.md § HTTP API): SIGHUP first (a shell then hangs up its jobs),
  * SIGKILL when it is still there after the grace, since some programs ignore SIGHUP.
  * Depends on the interface only, so the session core can use it with any PtyProcess.
  */
 import type { PtyExit, PtyProcess } from "./pty.ts";
 
-/** DESIGN's DELETE route: a program gets 3 s to honour SIGHUP before it is killed. */
+/** `DELETE /api/sessions/{id}` (docs/protocol.md § HTTP API): a program gets 3 s to honour SIGHUP before it is killed. */
 export const TERMINATE_GRACE_MS = 3_000;
 
 /**

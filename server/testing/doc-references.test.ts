@@ -16,7 +16,7 @@ const SKIPPED_FOLDERS = new Set(["node_modules", "dist", ".cache"]);
 const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
 
 /** A reference a newcomer cannot follow: documents outside the repository, a bare "spec", an issue. */
-const FOREIGN_REFERENCE = /DESIGN\.md|HYBRID\.md|shared\/spec|spec\/[\w-]+\.zh\.md|\b[Ii]ssues? #?[0-9]|\b[Tt]he issue's\b|\b[Tt]he spec\b/;
+const FOREIGN_REFERENCE = /DESIGN\.md|HYBRID\.md|shared\/spec|spec\/[\w-]+\.zh\.md|\b[Ii]ssues? #?[0-9]|\b[Tt]he issue's\b|\b[Tt]he spec\b|\bDESIGN\b|\bHYBRID\b/;
 
 function codeFiles(dir: string): string[] {
   const files: string[] = [];
