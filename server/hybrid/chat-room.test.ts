@@ -1,9 +1,9 @@
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { WebSocket } from "ws";
-import { ControllerLease } from "../session/controller-lease.ts";
 import { Emitter } from "../session/emitter.ts";
-import type { Session } from "../session/session.ts";
+import { Session } from "../session/session.ts";
+import { fakePtys } from "../testing/fake-pty.ts";
 import { ChatConnection } from "./chat-connection.ts";
 import { ChatJournal } from "./chat-journal.ts";
 import { ChatRoom, MAX_EARLY_FRAMES } from "./chat-room.ts";
@@ -38,7 +38,8 @@ function slowAttachRoom() {
     send: (_client: string, id: string) => sends.push(id),
     rejectSend: () => {},
   } as unknown as HybridSession;
-  const session = { id: "s1", lease: new ControllerLease(), clients: 0, controller: null, touch: () => {} } as unknown as Session;
+  // A real session core on a fake PTY: the room reports its connections through session.connect.
+  const session = new Session({ id: "s1", command: ["agent"], cwd: "/", env: {}, cols: 80, rows: 24, bufferBytes: 64 * 1024, spawnPty: fakePtys().spawn, nextGeneration: () => "boot.1" });
   const room = new ChatRoom(hybrid, session);
   const ws = new RecordingSocket();
   const conn = new ChatConnection(ws as unknown as WebSocket, "client-a-0001", "phone", true, (c) => room.detach(c));
