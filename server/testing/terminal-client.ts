@@ -20,6 +20,8 @@ import { watchSocket } from "./socket-watch.ts";
 const { Terminal } = xtermHeadless;
 /** Regular expressions in waitForText look at this much of the end of the output. */
 const REGEX_WINDOW = 64 * 1024;
+/** How long waitForText waits unless told: a program started under tsx on a busy 2-core machine (two CPU-bound loops beside the suite) can take far longer than 10 s to draw. */
+const TEXT_TIMEOUT_MS = 30_000;
 
 export type TerminalClientOptions = {
   token?: string;
@@ -206,7 +208,7 @@ export class TerminalClient {
    * Wait until the shown text contains `needle`. Strings are searched incrementally (floods stay
    * cheap); a RegExp is tested against the last REGEX_WINDOW bytes, which is where prompts are.
    */
-  async waitForText(needle: string | RegExp, timeout = 10_000): Promise<void> {
+  async waitForText(needle: string | RegExp, timeout = TEXT_TIMEOUT_MS): Promise<void> {
     let searchedOutput = 0;
     let lastSnapshot: Buffer | undefined;
     await waitFor(
