@@ -31,6 +31,8 @@ async function compose(page: Page, text: string): Promise<void> {
 
 for (const crash of [false, true]) {
   test(`server ${crash ? "killed" : "restarted"} while a draft was received: it is not sent again, and nothing waits forever`, async ({ page, server }) => {
+    // A server restart (a new process under tsx) on a busy 2-core machine outlasts the default 30 s.
+    test.setTimeout(90_000);
     const session = await createNodeSession(server, HOLDER);
     await logIn(page.context(), server);
     const frames = recordTerminalFrames(page);
