@@ -8,6 +8,7 @@ import { rmSync } from "node:fs";
 import type { ChatCaps, PermissionAnswerer } from "../contract/chat.ts";
 import { CloseCode } from "../contract/protocol.ts";
 import type { HybridEnd, HybridInfo, HybridState } from "../contract/types.ts";
+import { processExists } from "../host/host-dir.ts";
 import { Emitter } from "../session/emitter.ts";
 import type { Session } from "../session/session.ts";
 import type { StatusDelivery } from "../session/submission-log.ts";
@@ -439,8 +440,8 @@ export class HybridSession {
   private async strayChatGone(): Promise<boolean> {
     const pid = this.strayChatPid;
     if (pid === null) return true;
-    await waitUntil(() => !processAlive(pid), STRAY_CHAT_WAIT_MS);
-    if (processAlive(pid)) return false;
+    await waitUntil(() => !processExists(pid), STRAY_CHAT_WAIT_MS);
+    if (processExists(pid)) return false;
     this.strayChatPid = null;
     return true;
   }
@@ -487,15 +488,6 @@ export class HybridSession {
     this.journal.dispose();
     this.events.clear();
     if (removeFiles) rmSync(this.options.settingsDir, { recursive: true, force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
