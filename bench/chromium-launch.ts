@@ -1,7 +1,7 @@
 /** The Chromium of the e2e suite (its Playwright launch options), for the benchmarks that paint in a browser. */
 import { chromium, type Browser } from "@playwright/test";
 import { accessSync, constants } from "node:fs";
-import config from "../playwright.config.ts";
+import config from "../e2e/playwright.config.ts";
 import { buildClientIfNeeded } from "../server/cli/build-client.ts";
 import { CLIENT_DIST } from "../server/server.ts";
 import { hubModuleMissing } from "./hub-probe.ts";

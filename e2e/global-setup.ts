@@ -1,7 +1,7 @@
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import config from "../playwright.config.ts";
+import config from "./playwright.config.ts";
 import { buildClient, clientBuildIsStale } from "../server/cli/build-client.ts";
 
 const CLIENT_DIST = join(fileURLToPath(new URL("..", import.meta.url)), "dist/client");

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "@playwright/test";
-import config from "../playwright.config.ts";
+import config from "./playwright.config.ts";
 import { writeTestCertificate } from "../server/testing/test-certificate.ts";
 import { expect, test } from "./fixtures.ts";
 import { BASH, createSession, openTerminal, PROMPT, typeInTerminal, waitForText } from "./terminal-helpers.ts";

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type BrowserContext } from "@playwright/test";
-import config from "../playwright.config.ts";
+import config from "./playwright.config.ts";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
 import { createSession, logIn, waitForServiceWorker } from "./terminal-helpers.ts";
 

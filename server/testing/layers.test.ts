@@ -3,6 +3,7 @@
  * cannot come back: every import of every server file is read (TypeScript's own pre-parser) and
  * resolved, and each rule names the edges it forbids.
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +47,12 @@ function reach(roots: string[]): string[] {
   }
   return [...seen];
 }
+
+/**
+ * The repository's top level, as docs/design.md § Parts and layers fixes it: the product's own
+ * folders and its three configs, besides the README, the lockfile and dot-files.
+ */
+const TOP_LEVEL = ["package.json", "package-lock.json", "vite.config.ts", "tsconfig.json", "README.md", "client", "server", "e2e", "public", "docs", "bench", "bin", "scripts"];
 
 const under = (folder: string) => (path: string) => path.startsWith(`${folder}/`);
 const isPackage = (target: string) => !graph.has(target);
@@ -93,5 +100,11 @@ describe("layers", () => {
     const httpFiles = productFiles.filter(under("http"));
     expect(httpFiles.filter((file) => readFileSync(join(SERVER, file), "utf8").includes("/api/debug"))).toEqual([]);
     expect(forbiddenEdges(httpFiles, (to) => to !== "hub/terminal-hub.ts" && to !== "hub/accept.ts" && to !== "debug-routes.ts")).toEqual([]);
+  });
+
+  it("the repository's top level holds only the product's folders and configs", () => {
+    const tracked = execFileSync("git", ["ls-files"], { cwd: join(SERVER, ".."), encoding: "utf8" }).split("\n").filter(Boolean);
+    const top = new Set(tracked.map((path) => path.split("/")[0]!).filter((name) => !name.startsWith(".")));
+    expect([...top].filter((name) => !TOP_LEVEL.includes(name))).toEqual([]);
   });
 });

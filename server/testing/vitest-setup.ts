@@ -1,5 +1,5 @@
 /**
- * Run before every test file (vitest.config.ts): each test must leave no session host behind
+ * Run before every test file (vite.config.ts): each test must leave no session host behind
  * (server/testing/leftover-hosts.ts). Registered first, this afterEach runs after the file's own.
  */
 import { afterEach } from "vitest";

@@ -1,5 +1,5 @@
 import { defineConfig } from "@playwright/test";
-import { testRunMarker } from "./server/testing/leftover-hosts.ts";
+import { testRunMarker } from "../server/testing/leftover-hosts.ts";
 
 // Every server and session host of this run carries the marker (in the workers' environment too),
 // so the global teardown finds a host a test left behind.
@@ -14,10 +14,10 @@ const TEST_TIMEOUT_MS = 30_000;
 const EXPECT_TIMEOUT_MS = 5_000;
 
 export default defineConfig({
-  testDir: "e2e",
-  outputDir: "test-results",
-  globalSetup: "./e2e/global-setup.ts",
-  globalTeardown: "./e2e/global-teardown.ts",
+  testDir: ".",
+  outputDir: "../test-results",
+  globalSetup: "./global-setup.ts",
+  globalTeardown: "./global-teardown.ts",
   timeout: TEST_TIMEOUT_MS,
   expect: { timeout: EXPECT_TIMEOUT_MS },
   // Each test starts its own server and PTYs; two at a time keeps CI machines responsive.
