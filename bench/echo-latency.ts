@@ -93,7 +93,7 @@ export function clientTarget(client: TerminalClient): EchoTarget {
   return { send: (key) => client.send(key), subscribe: (listener) => void client.onOutput(listener) };
 }
 
-function ttydTarget(reader: TtydReader): EchoTarget {
+export function ttydTarget(reader: TtydReader): EchoTarget {
   return { send: (key) => reader.send(key), subscribe: (listener) => reader.onOutput(listener) };
 }
 

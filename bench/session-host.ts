@@ -5,7 +5,8 @@
  * the WebSocket). Against the direct PTY, as the other figures are:
  *   - cat of the corpus to one WebSocket client (goal ≥ 0.9× direct);
  *   - 1 + 10 observers vs one client, through the host (goal ≥ 0.8×);
- *   - keystroke echo p50 (goal: no worse than ttyd's ≈ 2.0× the direct PTY);
+ *   - keystroke echo p50 (goal: no worse than ttyd's, which is ≈ 2.0× the direct PTY; ttyd runs
+ *     the same program in the same rounds, skipped with a note when its binary is missing);
  *   - RSS per idle session counting both processes, server and host (goal ≤ 3 MiB).
  * Every round runs every arm once, in an order rotated round by round.
  */
@@ -13,12 +14,13 @@ import { readFileSync } from "node:fs";
 import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
 import { catDirect, catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
-import { clientTarget, directTarget, EchoMeter, SCRIPT } from "./echo-latency.ts";
+import { clientTarget, directTarget, EchoMeter, SCRIPT, ttydTarget } from "./echo-latency.ts";
 import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult, type Figure } from "./report.ts";
 import { startServerProcess, type ServerProcess } from "./server-process.ts";
 import { median, MIB, pairedRatio, quantile, round } from "./stats.ts";
 import { TerminalClient } from "./terminal-client.ts";
+import { startTtyd, TtydReader, type TtydServer } from "./ttyd.ts";
 import { waitUntil } from "./wait.ts";
 import { rotated } from "./rounds.ts";
 import { catRunDetail } from "./ws-throughput.ts";
@@ -55,9 +57,20 @@ async function echoP50s(ctx: BenchContext, inProcess: ServerProcess, hosted: Ser
   const keys = ctx.quick ? QUICK_KEYS : KEYS;
   const pty = spawnDirect(["sh", "-c", SCRIPT]);
   const clients: TerminalClient[] = [];
+  let ttyd: TtydServer | null = null;
+  let ttydReader: TtydReader | null = null;
   try {
     await pty.waitForText("R", READY_TIMEOUT_MS);
     const meters = new Map<string, EchoMeter>([["direct", new EchoMeter(directTarget(pty))]]);
+    const started = await startTtyd(["sh", "-c", SCRIPT]);
+    if (typeof started === "string") ctx.log(`session-host echo: ttyd arm skipped: ${started}`);
+    else {
+      ttyd = started;
+      ttydReader = await TtydReader.connect(ttyd);
+      const reader = ttydReader;
+      await reader.until(() => reader.offset >= 1, READY_TIMEOUT_MS, "echo program ready under ttyd");
+      meters.set("ttyd", new EchoMeter(ttydTarget(reader)));
+    }
     for (const [name, server] of [["in-process", inProcess], ["host", hosted]] as const) {
       const info = await server.createSession({ command: ["sh", "-c", SCRIPT], cols: BENCH_COLS, rows: BENCH_ROWS });
       const client = await TerminalClient.connect({ url: server.url, token: server.token, sessionId: info.id, client: `bench-echo-${name}` });
@@ -69,11 +82,14 @@ async function echoP50s(ctx: BenchContext, inProcess: ServerProcess, hosted: Ser
     const p50s = new Map<string, number[]>([...meters.keys()].map((k) => [k, []]));
     for (let r = 0; r < rounds; r++) {
       for (const name of rotated([...meters.keys()], r)) p50s.get(name)!.push(quantile(await meters.get(name)!.measure(keys, 0), 0.5));
-      ctx.log(`session-host echo ${r + 1}/${rounds}: p50 direct ${p50s.get("direct")![r]!.toFixed(3)}, in-process ${p50s.get("in-process")![r]!.toFixed(3)}, host ${p50s.get("host")![r]!.toFixed(3)} ms`);
+      const p50 = (name: string) => p50s.get(name)?.[r]?.toFixed(3) ?? "-";
+      ctx.log(`session-host echo ${r + 1}/${rounds}: p50 direct ${p50("direct")}, in-process ${p50("in-process")}, host ${p50("host")}, ttyd ${p50("ttyd")} ms`);
     }
     return p50s;
   } finally {
     for (const c of clients) await c.close();
+    await ttydReader?.close();
+    await ttyd?.stop();
     pty.kill();
   }
 }
@@ -195,6 +211,20 @@ export async function benchSessionHost(ctx: BenchContext): Promise<BenchResult> 
           goal: { on: "ratio", op: "<=", target: 2.0, source: GOAL_SOURCE },
         }),
       );
+      const ttyd = p50s.get("ttyd");
+      if (ttyd)
+        figures.push(
+          figure({
+            id: name === "host" ? "host.echo.p50.vs-ttyd" : "host.echo.p50.in-process.vs-ttyd",
+            label: `keystroke echo p50, ${name === "host" ? "sessions in the session host" : "sessions in the server"} vs ttyd (same program, same rounds)`,
+            unit: "ms",
+            value: median(p50s.get(name)!),
+            baseline: median(ttyd),
+            ratio: pairedRatio(p50s.get(name)!, ttyd),
+            baselineLabel: "ttyd",
+            goal: { on: "ratio", op: "<=", target: 1, source: GOAL_SOURCE },
+          }),
+        );
     }
     const memory = await idleMemoryPerSession(ctx, hosted);
     figures.push(
