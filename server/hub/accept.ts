@@ -7,6 +7,7 @@ import { refuseUpgrade } from "../http/app.ts";
 import type { Principal } from "../http/credentials.ts";
 import { ConnectionLimiter, connectionAddress, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./connection-limit.ts";
 import { closeSocket } from "./close-socket.ts";
+import { installFastReceive } from "./fast-receive.ts";
 
 /** Policy violation: the socket's credential was revoked or expired, or its principal shut out. */
 const CLOSE_CREDENTIAL = CloseCode.POLICY;
@@ -136,6 +137,8 @@ export class WebSocketAcceptor {
       // UTF-8) is emitted as `error`, which throws out of the process without a listener. ws
       // itself then closes the socket with the matching code (1002, 1007, 1009).
       ws.on("error", ignoreProtocolError);
+      // A keystroke's frame is decoded off the socket's chunk (fast-receive.ts; ws for anything else).
+      installFastReceive(ws);
       const checked = ws as CheckedWebSocket;
       const release = this.limiter.take(address);
       this.sockets.set(checked, principal);
