@@ -147,18 +147,24 @@ export class TerminalConnection implements LeaseConnection {
     if (this.ws.bufferedAmount === 0) this.lastProgressAt = Date.now();
     this.bytesSent += frame.length;
     this.framesWritten++;
-    const written = (err?: Error) => {
-      if (err) return;
-      this.lastProgressAt = Date.now();
-      this.framesSent++;
-      while (this.sentWaiters.length > 0 && this.sentWaiters[0]!.after <= this.framesSent) this.sentWaiters.shift()!.run();
-      this.hooks.onDrain(this);
-    };
     // An echo, a control frame: one ready-made frame, one write (small-frame.ts); else through ws.
-    if (sendSmallFrameDirect(this.ws, frame, written)) return;
+    if (sendSmallFrameDirect(this.ws, frame, this.written)) return;
     // ws ignores its `threshold` under context takeover: say per message that small ones stay plain.
-    this.ws.send(frame, { binary: true, compress: frame.length >= COMPRESSION_THRESHOLD_BYTES }, written);
+    this.ws.send(frame, { binary: true, compress: frame.length >= COMPRESSION_THRESHOLD_BYTES }, this.written);
   }
+
+  /**
+   * The socket finished writing one frame. One function per connection, not a closure per frame:
+   * under tsx every named closure is also named at run time (`__name`, an Object.defineProperty),
+   * which cost an echo ~4 µs in the server's CPU profile (docs/design.md § The path of a keystroke).
+   */
+  private readonly written = (err?: Error): void => {
+    if (err) return;
+    this.lastProgressAt = Date.now();
+    this.framesSent++;
+    while (this.sentWaiters.length > 0 && this.sentWaiters[0]!.after <= this.framesSent) this.sentWaiters.shift()!.run();
+    this.hooks.onDrain(this);
+  };
 
   private gone(): void {
     if (!this.closed) {
