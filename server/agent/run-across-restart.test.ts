@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRunResult, SessionInfo } from "../contract/types.ts";
 import { waitFor } from "../testing/wait.ts";
-import { endDataDirs, listeningUrl, runWebmux } from "../testing/webmux-process.ts";
+import { endDataDirs, listeningUrl, runWebmux, serverApi } from "../testing/webmux-process.ts";
 import { INTEGRATION_GRACE_MS } from "./command-tracker.ts";
 
 const TOKEN = "run-restart-token-0123456789";
@@ -39,12 +39,14 @@ async function serve(dir: string): Promise<{ url: string; kill: () => Promise<un
   };
 }
 
+const { api } = serverApi(TOKEN);
+
 function post(url: string, path: string, json: unknown): Promise<Response> {
-  return fetch(url + path, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(json) });
+  return api(url, path, { method: "POST", json });
 }
 
 async function buffer(url: string, id: string): Promise<string> {
-  const res = await fetch(`${url}/api/sessions/${id}/buffer`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const res = await api(url, `/api/sessions/${id}/buffer`);
   return Buffer.from(await res.arrayBuffer()).toString("utf8");
 }
 

@@ -70,15 +70,17 @@ export class FdHandoff {
   }
   /** Close every descriptor not taken. */
   closeRest(): void {
-    const fp = required();
-    for (const fd of this.left) {
-      try {
-        fp.closeFd(fd);
-      } catch {
-        // closed already
-      }
-    }
+    for (const fd of this.left) closeQuietly(fd);
     this.left.clear();
+  }
+}
+
+/** Close a descriptor of this module's that may be closed already. */
+function closeQuietly(fd: number): void {
+  try {
+    required().closeFd(fd);
+  } catch {
+    // closed already
   }
 }
 
@@ -124,14 +126,9 @@ export class FdChannel {
 
   close(): void {
     if (this.fd < 0) return;
-    const fp = required();
-    if (this.watch) fp.unwatch(this.watch);
+    if (this.watch) required().unwatch(this.watch);
     this.watch = null;
-    try {
-      fp.closeFd(this.fd);
-    } catch {
-      // closed already
-    }
+    closeQuietly(this.fd);
     this.fd = -1;
     this.events.emit("closed");
   }

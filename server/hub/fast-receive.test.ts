@@ -1,15 +1,14 @@
 import { randomFillSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { connect, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
 import { decodeServerFrame, encodeClientMessage } from "../contract/frames.ts";
 import { terminalStreamPath } from "../contract/terminal-query.ts";
+import { RawWebSocket } from "../testing/raw-websocket.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { encodeClientFrame } from "../testing/ws-frame-parser.ts";
-import { UpgradeHandshake } from "../testing/ws-handshake.ts";
 import { installFastReceive } from "./fast-receive.ts";
 
 /** Small enough that frames of 101..125 bytes are oversized: the fast path must leave them to ws. */
@@ -18,28 +17,6 @@ const FUZZ_CASES = 150;
 
 /** What a server saw of one connection: every message in order, the error ws raised, the close code it sent. */
 type Outcome = { messages: string[]; error: string | null; closeSent: number | null };
-
-/** Server frames are unmasked; the first close frame's code (1005 when it has none). */
-function firstCloseCode(bytes: Buffer): number | null {
-  let at = 0;
-  while (at + 2 <= bytes.length) {
-    const opcode = bytes[at]! & 0x0f;
-    let length = bytes[at + 1]! & 0x7f;
-    let header = 2;
-    if (length === 126) {
-      if (at + 4 > bytes.length) return null;
-      length = bytes.readUInt16BE(at + 2);
-      header = 4;
-    } else if (length === 127) {
-      if (at + 10 > bytes.length) return null;
-      length = Number(bytes.readBigUInt64BE(at + 2));
-      header = 10;
-    }
-    if (opcode === 0x08) return length >= 2 ? bytes.readUInt16BE(at + header) : 1005;
-    at += header + length;
-  }
-  return null;
-}
 
 /** Random generator with a seed, so a failing case can be replayed. */
 function prng(seed: number): (n: number) => number {
@@ -149,33 +126,18 @@ async function wsServer(fast: boolean): Promise<{ http: Server; port: number; ou
   return { http, port: (http.address() as AddressInfo).port, outcomes };
 }
 
-/** Upgrade a raw TCP connection; resolves with the socket and what the server sent after the 101. */
-async function rawUpgrade(port: number, path: string, headers: Record<string, string> = {}): Promise<{ tcp: Socket; received: Buffer[] }> {
-  const tcp = connect({ host: "127.0.0.1", port });
-  tcp.setNoDelay(true);
-  const handshake = new UpgradeHandshake();
-  const received: Buffer[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let upgraded = false;
-    tcp.on("error", reject);
-    tcp.on("data", (chunk: Buffer) => {
-      if (upgraded) return void received.push(Buffer.from(chunk));
-      const rest = handshake.feed(chunk);
-      if (rest === null) return;
-      upgraded = true;
-      if (rest.length > 0) received.push(Buffer.from(rest));
-      resolve();
-    });
-    tcp.write(handshake.request(path, `127.0.0.1:${port}`, headers));
-  });
-  return { tcp, received };
+/** Upgrade a raw TCP connection, its writes sent as they are made (no Nagle), so the server may read them apart. */
+async function rawUpgrade(url: string, path: string, headers: Record<string, string> = {}): Promise<RawWebSocket> {
+  const client = await RawWebSocket.open(url, path, { headers });
+  client.socket.setNoDelay(true);
+  if (!client.upgraded) throw new Error(`handshake answered ${client.status}`);
+  return client;
 }
 
 /** Send the case's stream in its writes, end our side, and wait until the server closed the socket. */
 async function play(port: number, id: string, outcomes: Map<string, Outcome & { done: Promise<void> }>, c: { stream: Buffer; cuts: number[] }): Promise<Outcome> {
-  const { tcp, received } = await rawUpgrade(port, `/?case=${id}`);
-  const gone = new Promise<void>((r) => tcp.once("close", () => r()));
-  tcp.on("error", () => {}); // the server may reset after it closed on a protocol error
+  const client = await rawUpgrade(`http://127.0.0.1:${port}`, `/?case=${id}`);
+  const tcp = client.socket;
   let from = 0;
   for (const cut of [...c.cuts, c.stream.length]) {
     if (cut > from && tcp.writable) tcp.write(c.stream.subarray(from, cut));
@@ -184,11 +146,11 @@ async function play(port: number, id: string, outcomes: Map<string, Outcome & { 
     await new Promise((r) => setImmediate(r));
   }
   tcp.end();
-  await gone;
+  await client.closed();
   const outcome = outcomes.get(id);
   if (!outcome) throw new Error(`server never saw case ${id}`);
   await outcome.done;
-  return { messages: outcome.messages, error: outcome.error, closeSent: firstCloseCode(Buffer.concat(received)) };
+  return { messages: outcome.messages, error: outcome.error, closeSent: client.closeCode };
 }
 
 describe("fast receive: differential fuzz against ws's own Receiver", () => {
@@ -239,27 +201,17 @@ describe("fast receive on a real server and a real bash", () => {
 
   it("a command typed as single-key frames, with a long frame and a frame split across writes among them, runs as typed", async () => {
     const session = await server.createSession();
-    const port = Number(new URL(server.url).port);
-    const { tcp, received } = await rawUpgrade(port, terminalStreamPath(session.id, { client: "fast-receive-test" }), { authorization: `Bearer ${server.token}` });
+    const client = await rawUpgrade(server.url, terminalStreamPath(session.id, { client: "fast-receive-test" }), { authorization: `Bearer ${server.token}` });
+    const tcp = client.socket;
     try {
-      const output = () => {
-        const all = Buffer.concat(received);
-        let text = "";
-        let at = 0;
-        while (at + 2 <= all.length) {
-          let length = all[at + 1]! & 0x7f;
-          let header = 2;
-          if (length === 126) [length, header] = [all.readUInt16BE(at + 2), 4];
-          else if (length === 127) [length, header] = [Number(all.readBigUInt64BE(at + 2)), 10];
-          if (at + header + length > all.length) break;
-          const message = decodeServerFrame(all.subarray(at + header, at + header + length));
-          if (message.type === "output") text += Buffer.from(message.data).toString("latin1");
-          at += header + length;
-        }
-        return text;
-      };
+      const output = () =>
+        client
+          .messages()
+          .map((bytes) => decodeServerFrame(bytes))
+          .map((message) => (message.type === "output" ? Buffer.from(message.data).toString("latin1") : ""))
+          .join("");
       // The replay has arrived: the stream is attached (bash reads what is typed whenever it is ready).
-      await waitFor(() => received.length > 0, { timeout: 30_000, message: "the replay" });
+      await waitFor(() => client.frames.length > 0, { timeout: 30_000, message: "the replay" });
       const input = (text: string) => encodeClientFrame(0x02, encodeClientMessage({ type: "input", data: Buffer.from(text) }), randomFillSync(new Uint8Array(4)));
       const longArg = "B".repeat(300);
       const keys = [..."echo "].map(input);

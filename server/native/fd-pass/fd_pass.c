@@ -62,6 +62,26 @@ static int get_path(napi_env env, napi_value value, struct sockaddr_un* addr) {
   return 0;
 }
 
+// The one argument of a call that takes a descriptor; throws a TypeError naming `call` otherwise.
+static int fd_argument(napi_env env, napi_callback_info info, const char* call, int* fd) {
+  napi_value argv[1];
+  if (get_args(env, info, 1, argv) == 0 && get_fd(env, argv[0], fd) == 0) return 0;
+  char message[96];
+  snprintf(message, sizeof message, "%s(fd): fd must be a non-negative integer", call);
+  napi_throw_type_error(env, NULL, message);
+  return -1;
+}
+
+// The one argument of a call that takes a socket path; throws a TypeError naming `call` otherwise.
+static int path_argument(napi_env env, napi_callback_info info, const char* call, struct sockaddr_un* addr) {
+  napi_value argv[1];
+  if (get_args(env, info, 1, argv) == 0 && get_path(env, argv[0], addr) == 0) return 0;
+  char message[96];
+  snprintf(message, sizeof message, "%s(path): path must be a short non-empty string", call);
+  napi_throw_type_error(env, NULL, message);
+  return -1;
+}
+
 static napi_value int_value(napi_env env, int v) {
   napi_value out;
   napi_create_int32(env, v, &out);
@@ -70,12 +90,8 @@ static napi_value int_value(napi_env env, int v) {
 
 // listen(path): a non-blocking SOCK_SEQPACKET socket listening at path, created 0600.
 static napi_value do_listen(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
   struct sockaddr_un addr;
-  if (get_args(env, info, 1, argv) != 0 || get_path(env, argv[0], &addr) != 0) {
-    napi_throw_type_error(env, NULL, "listen(path): path must be a short non-empty string");
-    return NULL;
-  }
+  if (path_argument(env, info, "listen", &addr) != 0) return NULL;
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return throw_errno(env, "socket", errno);
   mode_t old = umask(0077);  // private from its first moment
@@ -96,12 +112,8 @@ static napi_value do_listen(napi_env env, napi_callback_info info) {
 
 // accept(fd): a connected non-blocking socket, or -1 when none is waiting.
 static napi_value do_accept(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
   int fd;
-  if (get_args(env, info, 1, argv) != 0 || get_fd(env, argv[0], &fd) != 0) {
-    napi_throw_type_error(env, NULL, "accept(fd): fd must be a non-negative integer");
-    return NULL;
-  }
+  if (fd_argument(env, info, "accept", &fd) != 0) return NULL;
   int conn = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (conn < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED || errno == EINTR) return int_value(env, -1);
@@ -112,12 +124,8 @@ static napi_value do_accept(napi_env env, napi_callback_info info) {
 
 // connect(path): a non-blocking SOCK_SEQPACKET socket connected to path.
 static napi_value do_connect(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
   struct sockaddr_un addr;
-  if (get_args(env, info, 1, argv) != 0 || get_path(env, argv[0], &addr) != 0) {
-    napi_throw_type_error(env, NULL, "connect(path): path must be a short non-empty string");
-    return NULL;
-  }
+  if (path_argument(env, info, "connect", &addr) != 0) return NULL;
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0) return throw_errno(env, "socket", errno);
   // Blocking connect: on a Unix socket it completes at once or fails (no listener, backlog full).
@@ -137,12 +145,8 @@ static napi_value do_connect(napi_env env, napi_callback_info info) {
 
 // peerUid(fd): the uid of the process at the other end (SO_PEERCRED), as the kernel saw it at connect.
 static napi_value peer_uid(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
   int fd;
-  if (get_args(env, info, 1, argv) != 0 || get_fd(env, argv[0], &fd) != 0) {
-    napi_throw_type_error(env, NULL, "peerUid(fd): fd must be a non-negative integer");
-    return NULL;
-  }
+  if (fd_argument(env, info, "peerUid", &fd) != 0) return NULL;
   struct ucred cred;
   socklen_t len = sizeof cred;
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return throw_errno(env, "getsockopt(SO_PEERCRED)", errno);
@@ -229,12 +233,8 @@ static void close_all(const int* fds, int count) {
 // (or that carries anything but descriptors) is dropped whole: its descriptors are closed here and
 // the answer is {data, fds: [], dropped: true}, so garbage never leaks a descriptor.
 static napi_value receive_fds(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
   int fd;
-  if (get_args(env, info, 1, argv) != 0 || get_fd(env, argv[0], &fd) != 0) {
-    napi_throw_type_error(env, NULL, "receiveFds(fd): fd must be a non-negative integer");
-    return NULL;
-  }
+  if (fd_argument(env, info, "receiveFds", &fd) != 0) return NULL;
   char* data = malloc(MAX_MESSAGE_BYTES);
   if (data == NULL) return throw_errno(env, "malloc", ENOMEM);
   struct iovec iov = {data, MAX_MESSAGE_BYTES};
@@ -310,12 +310,8 @@ static napi_value receive_fds(napi_env env, napi_callback_info info) {
 
 // closeFd(fd): close a descriptor this module gave out (or one received and not used).
 static napi_value close_fd(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
   int fd;
-  if (get_args(env, info, 1, argv) != 0 || get_fd(env, argv[0], &fd) != 0) {
-    napi_throw_type_error(env, NULL, "closeFd(fd): fd must be a non-negative integer");
-    return NULL;
-  }
+  if (fd_argument(env, info, "closeFd", &fd) != 0) return NULL;
   if (close(fd) != 0 && errno != EINTR) return throw_errno(env, "close", errno);
   return NULL;
 }
