@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import xtermHeadless from "@xterm/headless";
@@ -11,6 +12,7 @@ import {
   SKIM_TAIL_BYTES,
   type HeadlessScreenOptions,
 } from "./headless-screen.ts";
+import { HEADLESS_WORKER_NICE } from "./headless-worker-host.ts";
 
 const { Terminal } = xtermHeadless;
 const run = promisify(execFile);
@@ -53,7 +55,39 @@ function writeInto(term: InstanceType<typeof Terminal>, data: string | Uint8Arra
   return new Promise((resolve) => term.write(data, resolve));
 }
 
+/** The nice value of each thread of this process (Linux: field 19 of /proc/self/task/<tid>/stat), by thread id. */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      nices.set(Number(tid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]));
+    } catch {
+      // the thread ended while we listed them
+    }
+  }
+  return nices;
+}
+
 describe("HeadlessScreen", () => {
+  it.runIf(existsSync("/proc/thread-self"))("parses in a worker thread at a lowered CPU priority, not the rest of the process", async () => {
+    const ownTid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    const lowered = () => [...threadNices()].filter(([, nice]) => nice === HEADLESS_WORKER_NICE).map(([tid]) => tid);
+    expect(threadNices().get(ownTid)).not.toBe(HEADLESS_WORKER_NICE);
+    expect(lowered()).toEqual([]);
+    const s = screen();
+    s.write(bytes("hi"));
+    expect((await s.read()).lines[0]).toBe("hi");
+    // The worker lowers itself before it handles the first message, so it has by the answer.
+    expect(lowered()).toHaveLength(1);
+    expect(lowered()[0]).not.toBe(ownTid);
+    expect(threadNices().get(ownTid)).not.toBe(HEADLESS_WORKER_NICE);
+    s.dispose();
+    live.length = 0;
+    await waitFor(() => HeadlessScreen.workerCount() === 0, "the worker to exit");
+    await waitFor(() => lowered().length === 0, "the lowered thread to be gone");
+  });
+
   it("shows what an echoing shell printed, with the cursor after the prompt", async () => {
     const s = screen();
     for (const chunk of ["$ ec", "ho hi", "\r\n", "hi\r\n", "$ "]) s.write(bytes(chunk));

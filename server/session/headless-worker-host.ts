@@ -45,6 +45,19 @@ type PendingRequest = {
 
 const WORKER_URL = new URL("./headless-worker.js", import.meta.url);
 
+/**
+ * The nice value the worker thread lowers itself to (docs/design.md § Performance, the mirror
+ * yields): the mirror is best effort, so on a busy machine the program, the main thread and the
+ * clients' sockets get the cores first. A fresh session's first output costs the worker a burst
+ * of parsing (PARSE_BURST_BYTES, filling 10 000 lines of scrollback at 45–90 ms of CPU per MiB),
+ * which at the main thread's priority took half of a 2-core machine for the first second of a
+ * `cat`. An idle core still runs it at once: on a quiet machine nothing parses later.
+ */
+export const HEADLESS_WORKER_NICE = 19;
+
+/** What the worker is started with (headless-worker.js reads it as workerData). */
+export type HeadlessWorkerData = { nice: number };
+
 export class HeadlessWorkerHost {
   private static shared: HeadlessWorkerHost | null = null;
   /** workers started and not yet exited (a terminated worker counts until it is gone) */
@@ -77,7 +90,8 @@ export class HeadlessWorkerHost {
   private constructor() {
     // execArgv: [] — the worker is plain JS and needs no loader; inheriting e.g. tsx's
     // --import would only cost start-up time and memory.
-    this.worker = new Worker(WORKER_URL, { execArgv: [] });
+    const workerData: HeadlessWorkerData = { nice: HEADLESS_WORKER_NICE };
+    this.worker = new Worker(WORKER_URL, { execArgv: [], workerData });
     HeadlessWorkerHost.live++;
     this.worker.unref();
     this.worker.on("message", (message: FromWorker) => this.receive(message));

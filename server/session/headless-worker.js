@@ -14,9 +14,11 @@
  * reset, requests) run inside a `terminal.write("", callback)` callback, which xterm
  * calls exactly between the preceding and the following chunks.
  */
+import { readlinkSync } from "node:fs";
+import { setPriority } from "node:os";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import xtermHeadless from "@xterm/headless";
 import unicode11Addon from "@xterm/addon-unicode11";
 import { styledLine } from "./styled-line.js";
@@ -98,6 +100,23 @@ function scheduleRelease() {
 
 if (!parentPort) throw new Error("headless-worker.js must run in a worker thread");
 const port = parentPort;
+
+/**
+ * Lower this thread's CPU priority to the host's HEADLESS_WORKER_NICE (docs/design.md
+ * § Performance): Linux keeps a nice value per thread, and `setpriority` on a thread id changes
+ * that thread only. Elsewhere (no /proc/thread-self) the worker keeps the process's priority.
+ * @param {unknown} nice
+ */
+function yieldCpu(nice) {
+  if (typeof nice !== "number") return;
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/").pop());
+    if (Number.isSafeInteger(tid) && tid > 0) setPriority(tid, nice);
+  } catch {
+    // not Linux, or the runtime has no per-thread priority: parse at the process's priority
+  }
+}
+yieldCpu(/** @type {import("./headless-worker-host.ts").HeadlessWorkerData | undefined} */ (workerData)?.nice);
 
 /** @param {FromWorker} message */
 function post(message) {
