@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   COALESCE_AFTER_BYTES,
   COALESCE_WINDOW_MS,
+  COMPRESSED_COALESCE_WINDOW_MS,
   FLUSH_BYTES,
   PAUSE_HIGH_WATER_BYTES,
   PAUSE_LOW_WATER_BYTES,
@@ -21,7 +22,8 @@ describe("flow-control constants", () => {
   });
 
   it("check stalled connections several times before the drain timeout cuts one", () => {
-    expect(COALESCE_WINDOW_MS).toBeLessThan(SLOW_CHECK_INTERVAL_MS);
+    expect(COALESCE_WINDOW_MS).toBeLessThanOrEqual(COMPRESSED_COALESCE_WINDOW_MS);
+    expect(COMPRESSED_COALESCE_WINDOW_MS).toBeLessThan(SLOW_CHECK_INTERVAL_MS);
     expect(SLOW_CHECK_INTERVAL_MS * 3).toBeLessThanOrEqual(WRITE_DRAIN_TIMEOUT_MS);
   });
 });

@@ -3,7 +3,7 @@
  * (docs/design.md § Back-pressure). Their order matters, and flow-control.test.ts holds it:
  *
  *   COALESCE_AFTER_BYTES < FLUSH_BYTES ≤ PAUSE_LOW_WATER_BYTES < PAUSE_HIGH_WATER_BYTES < SEND_QUEUE_LIMIT_BYTES
- *   COALESCE_WINDOW_MS < SLOW_CHECK_INTERVAL_MS < WRITE_DRAIN_TIMEOUT_MS
+ *   COALESCE_WINDOW_MS ≤ COMPRESSED_COALESCE_WINDOW_MS < SLOW_CHECK_INTERVAL_MS < WRITE_DRAIN_TIMEOUT_MS
  *
  * - typing's echoes never wait: coalescing starts only after more than an echo's worth of output;
  * - one coalesced frame never pushes the controller from "resumed" straight past "paused";
@@ -22,6 +22,13 @@ export const FLUSH_BYTES = 256 * 1024;
  * echo — still goes out in the same event-loop turn.
  */
 export const COALESCE_WINDOW_MS = 2;
+/**
+ * The window instead while every connection of the session compresses (permessage-deflate):
+ * compression is for slow links, where 10 ms is far below a round trip, and each message costs a
+ * zlib flush and a trip through libuv's pool; a flood then goes out as ~150 KiB messages instead
+ * of ~20 KiB ones, 1.29× the throughput in the same run (docs/design.md § Where the CPU goes).
+ */
+export const COMPRESSED_COALESCE_WINDOW_MS = 10;
 /** The PTY is resumed once the controller's connection is back under this… */
 export const PAUSE_LOW_WATER_BYTES = 256 * 1024;
 /** …after being paused while it had more than this queued. */

@@ -20,6 +20,8 @@ export type TerminalSocket = ClosableSocket & {
   /** `done` runs once the frame is written (or with an error when it never will be) */
   send(frame: Uint8Array, options: { binary: boolean; compress: boolean }, done: (err?: Error) => void): void;
   on(event: "close" | "error", listener: () => void): unknown;
+  /** the extensions negotiated in the handshake, comma-separated (ws); absent: none */
+  readonly extensions?: string;
 };
 
 export type ConnectionHooks = {
@@ -58,6 +60,8 @@ export class TerminalConnection implements LeaseConnection {
   /** replays the client said it has parsed (0x07), never more than were sent */
   private replaysParsed = 0;
   bytesSent = 0;
+  /** the socket negotiated permessage-deflate: its frames are compressed */
+  readonly compressed: boolean;
 
   constructor(
     readonly ws: TerminalSocket,
@@ -66,6 +70,7 @@ export class TerminalConnection implements LeaseConnection {
     readonly canControl: boolean,
     private readonly hooks: ConnectionHooks,
   ) {
+    this.compressed = typeof ws.extensions === "string" && ws.extensions.includes("permessage-deflate");
     ws.on("close", () => this.gone());
     ws.on("error", () => this.gone());
   }

@@ -20,6 +20,7 @@ import type { ScanEvent } from "../vt/terminal-scanner.ts";
 import {
   COALESCE_AFTER_BYTES,
   COALESCE_WINDOW_MS,
+  COMPRESSED_COALESCE_WINDOW_MS,
   FLUSH_BYTES,
   PAUSE_HIGH_WATER_BYTES,
   PAUSE_LOW_WATER_BYTES,
@@ -49,6 +50,8 @@ export class TerminalStream {
   private pendingBytes = 0;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private lastFlushAt = 0;
+  /** COALESCE_WINDOW_MS, or COMPRESSED_COALESCE_WINDOW_MS while every connection compresses */
+  private coalesceWindowMs = COALESCE_WINDOW_MS;
   /** bytes flushed since output last paused for a coalescing window */
   private burstBytes = 0;
   private pausedFor: TerminalConnection | null = null;
@@ -107,7 +110,7 @@ export class TerminalStream {
     }
     if (this.flushTimer) return;
     const since = performance.now() - this.lastFlushAt;
-    if (since >= COALESCE_WINDOW_MS) this.burstBytes = 0;
+    if (since >= this.coalesceWindowMs) this.burstBytes = 0;
     if (this.burstBytes < COALESCE_AFTER_BYTES) {
       // Output after a pause, or the start of a burst (an echo), goes out now.
       this.flush();
@@ -115,8 +118,15 @@ export class TerminalStream {
       this.flushTimer = setTimeout(() => {
         this.flushTimer = null;
         this.flush();
-      }, COALESCE_WINDOW_MS - since);
+      }, this.coalesceWindowMs - since);
     }
+  }
+
+  /** The longer window only while no connection is plain: one frame serves them all, and a plain one may be a local, fast reader. */
+  private chooseCoalesceWindow(): void {
+    let allCompressed = this.connections.size > 0;
+    for (const conn of this.connections.keys()) allCompressed &&= conn.compressed;
+    this.coalesceWindowMs = allCompressed ? COMPRESSED_COALESCE_WINDOW_MS : COALESCE_WINDOW_MS;
   }
 
   /** Send coalesced output to every live connection; afterwards each has seen exactly [.., ring.end). */
@@ -170,6 +180,7 @@ export class TerminalStream {
     this.flush();
     const link = this.session.connect(conn);
     this.connections.set(conn, link);
+    this.chooseCoalesceWindow();
     this.applyLeaseEffect(link.effect, conn);
     this.replay(conn, options, false);
     this.ensureSlowCheck();
@@ -438,6 +449,7 @@ export class TerminalStream {
     const link = this.connections.get(conn);
     if (!link) return;
     this.connections.delete(conn);
+    this.chooseCoalesceWindow();
     this.applyLeaseEffect(link.leave(), null);
     if (this.pausedFor === conn) this.resumePty();
     if (this.connections.size === 0 && this.slowTimer) {

@@ -25,6 +25,8 @@ import { fakePtys } from "../testing/fake-pty.ts";
 import { RecordingSocket } from "../testing/recording-socket.ts";
 import { waitFor } from "../testing/wait.ts";
 import {
+  COALESCE_WINDOW_MS,
+  COMPRESSED_COALESCE_WINDOW_MS,
   FLUSH_BYTES,
   PAUSE_HIGH_WATER_BYTES,
   PAUSE_LOW_WATER_BYTES,
@@ -42,6 +44,8 @@ type Join = {
   history?: boolean;
   /** the peer reads every frame at once; false: the test drains it */
   autoDrain?: boolean;
+  /** the socket negotiated permessage-deflate */
+  compressed?: boolean;
 };
 
 type Client = { socket: RecordingSocket; conn: TerminalConnection; send: (frame: Uint8Array) => void };
@@ -89,8 +93,9 @@ function harness({ bufferBytes = 1024 * 1024, cols = 80, rows = 24 } = {}) {
     get all(): Buffer {
       return Buffer.concat(emitted);
     },
-    join({ clientId = `client-${++clients}`, canControl = true, resume = null, history = true, autoDrain = true }: Join = {}): Client {
+    join({ clientId = `client-${++clients}`, canControl = true, resume = null, history = true, autoDrain = true, compressed = false }: Join = {}): Client {
       const socket = new RecordingSocket(autoDrain);
+      if (compressed) socket.extensions = "permessage-deflate";
       const conn = new TerminalConnection(socket, clientId, clientId, canControl, {
         onDrain: (c) => stream.onDrain(c),
         onGone: (c) => stream.detach(c),
@@ -280,6 +285,46 @@ describe("exactly once while output keeps flowing", () => {
     h.stream.flush();
     expect(checkStream(a.socket, h.all)).toBe(h.all.length);
     expect(checkStream(b.socket, h.all)).toBe(h.all.length);
+  });
+});
+
+describe("coalescing", () => {
+  /** After a burst, does output that comes `afterMs` later still wait for the window, with these connections? */
+  function stillCoalescing(afterMs: number, compressed: boolean[]): boolean {
+    const h = harness();
+    for (const c of compressed) h.join({ compressed: c });
+    // The clock is set by the test, so how busy the machine is does not matter.
+    const now = vi.spyOn(performance, "now").mockReturnValue(1_000_000);
+    h.emit("b".repeat(64 * 1024));
+    now.mockReturnValue(1_000_000 + afterMs);
+    h.emit("late");
+    return h.stream.pendingOutputBytes === "late".length;
+  }
+  const between = (COALESCE_WINDOW_MS + COMPRESSED_COALESCE_WINDOW_MS) / 2;
+
+  it("holds a flood for the longer window while every connection compresses, the short one as soon as one does not", () => {
+    expect(COALESCE_WINDOW_MS).toBeLessThan(between);
+    expect(stillCoalescing(between, [true])).toBe(true);
+    expect(stillCoalescing(between, [true, true])).toBe(true);
+    expect(stillCoalescing(between, [false])).toBe(false);
+    expect(stillCoalescing(between, [true, false])).toBe(false);
+    expect(stillCoalescing(COMPRESSED_COALESCE_WINDOW_MS, [true])).toBe(false);
+  });
+
+  it("takes the longer window once the last plain connection left", () => {
+    const h = harness();
+    const plain = h.join();
+    h.join({ compressed: true });
+    const now = vi.spyOn(performance, "now").mockReturnValue(2_000_000);
+    h.emit("b".repeat(64 * 1024));
+    now.mockReturnValue(2_000_000 + between);
+    h.emit("late");
+    expect(h.stream.pendingOutputBytes).toBe(0);
+    h.stream.detach(plain.conn);
+    h.emit("c".repeat(64 * 1024));
+    now.mockReturnValue(2_000_000 + 2 * between);
+    h.emit("later");
+    expect(h.stream.pendingOutputBytes).toBe("later".length);
   });
 });
 

@@ -15,6 +15,8 @@ export class RecordingSocket implements TerminalSocket {
   closeCode: number | null = null;
   closeReason = "";
   terminated = false;
+  /** what the handshake negotiated, as ws reports it ("permessage-deflate" for a compressing peer) */
+  extensions = "";
   private readonly unsent: Unsent[] = [];
   private readonly listeners = new Map<string, Array<() => void>>();
   private closedEmitted = false;
