@@ -9,6 +9,8 @@ import { RawWebSocket } from "../testing/raw-websocket.ts";
 import { startTestServer, type TestServer } from "../testing/test-server.ts";
 import { waitFor } from "../testing/wait.ts";
 import { encodeClientFrame } from "../testing/ws-frame-parser.ts";
+import type { Socket } from "node:net";
+import { readIntoOwnBuffer } from "../pty/own-read-buffer.ts";
 import { installFastReceive } from "./fast-receive.ts";
 
 /** Small enough that frames of 101..125 bytes are oversized: the fast path must leave them to ws. */
@@ -116,7 +118,11 @@ async function wsServer(fast: boolean): Promise<{ http: Server; port: number; ou
       let closed!: () => void;
       const outcome: Outcome & { done: Promise<void> } = { messages: [], error: null, closeSent: null, done: new Promise((r) => (closed = r)) };
       outcomes.set(id, outcome);
-      if (fast) expect(installFastReceive(ws)).toBe(true);
+      if (fast) {
+        expect(installFastReceive(ws)).toBe(true);
+        // The TCP socket reads into its own buffer from now on: it cannot be switched again.
+        expect(readIntoOwnBuffer((ws as unknown as { _socket: Socket })._socket, () => {})).toBe(false);
+      }
       ws.on("message", (data: Buffer, isBinary) => outcome.messages.push(`${isBinary ? "b" : "t"}:${Buffer.from(data).toString("hex")}`));
       ws.on("error", (err: Error & { code?: string }) => (outcome.error = err.code ?? err.message));
       ws.on("close", () => closed());

@@ -15,6 +15,9 @@
  * flight; otherwise, or when the socket does not look like ws 8 (Bun's own `ws`), ws does all.
  */
 
+import { Socket } from "node:net";
+import { readIntoOwnBuffer } from "../pty/own-read-buffer.ts";
+
 /** Frames up to this payload carry their length in the header's first length byte (RFC 6455 §5.2). */
 const SHORT_PAYLOAD_MAX = 125;
 /** Header of a short masked frame: two bytes, then the four-byte mask. */
@@ -43,7 +46,7 @@ type ReceiverInternals = {
   writableCorked?: number;
 };
 
-type WebSocketInternals = { readyState?: number; _receiver?: ReceiverInternals | null };
+type WebSocketInternals = { readyState?: number; _receiver?: ReceiverInternals | null; _socket?: unknown };
 
 /** Whether ws's Receiver is between frames with nothing of its own pending, so the next frame may be taken here. */
 function receiverIdle(ws: WebSocketInternals, r: ReceiverInternals): boolean {
@@ -90,7 +93,21 @@ export function installFastReceive(socket: unknown): boolean {
     if (at === chunk.length) return true;
     return write(chunk.subarray(at));
   };
+  readSocketIntoOwnBuffer(ws._socket);
   return true;
+}
+
+/**
+ * The TCP socket under the WebSocket reads into a buffer of its own (own-read-buffer.ts), and each
+ * read's copy goes to the socket's `data` listeners as before: ws's, which writes it to the
+ * Receiver (above) and pauses the socket when the Receiver pushes back, and none once ws has taken
+ * its listener away after a close frame or an error (it then reads on to the end and drops what
+ * comes). What arrived before (the upgrade's `head`, which ws puts back into the stream) still
+ * flows from the stream's own buffer first. A TLS socket is left as it is.
+ */
+function readSocketIntoOwnBuffer(socket: unknown): void {
+  if (!(socket instanceof Socket) || (socket as { encrypted?: boolean }).encrypted) return;
+  readIntoOwnBuffer(socket, (chunk) => socket.emit("data", chunk));
 }
 
 /**

@@ -10,6 +10,7 @@ import { closeSync, constants as fsConstants, openSync, readSync, writeSync } fr
 import type { Socket } from "node:net";
 import { spawn as forkPty, type IPty } from "node-pty";
 import { setCloseOnExec, setCloseOnExecFrom } from "webmux-fd-flags";
+import { readIntoOwnBuffer } from "./own-read-buffer.ts";
 import { PTY_TERM_NAME, PtySpawnError, type PtyHandover, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
 import { assertSpawnable, childEnvironment, PtyEventRelay, signalProcessGroup, toPtyExit } from "./pty-support.ts";
 
@@ -49,42 +50,6 @@ function writeNow(term: IPty, bytes: Buffer): void {
     written = 0; // EAGAIN (kernel buffer full) or an error node-pty's own path will meet and report
   }
   if (written < bytes.length) term.write(bytes.subarray(written));
-}
-
-/** One read buffer per terminal, reused for every read: what libuv asks for per read anyway. */
-export const OUTPUT_READ_BUFFER_BYTES = 64 * 1024;
-
-/**
- * Output is read straight into one buffer per terminal and handed on as a copy of exactly the
- * bytes read: node:net's `onread` mode, switched on for the socket node-pty reads the master with.
- * node-pty's own path allocates 64 KiB for every read, wraps it in an ArrayBuffer the garbage
- * collector must sweep, pushes it through a Readable stream and two 'data' emitters and schedules
- * a read-more tick; an echo pays all of it (docs/design.md § The path of an output byte).
- * Back-pressure is unchanged: net.Socket's pause and resume stop and start the handle in this
- * mode too, and the end and errors of the read side take the same path as before.
- *
- * It reaches into net.Socket's internals (the `kBuffer`, `kBufferCb`, `kBufferGen` symbols its
- * constructor sets from `onread`, and the handle's `useUserBuffer`, Node 18-22); when they are not
- * there it returns false and node-pty's 'data' path stays.
- */
-export function readIntoOwnBuffer(socket: Socket, deliver: (chunk: Buffer) => void): boolean {
-  const symbols = new Map(Object.getOwnPropertySymbols(socket).map((symbol) => [symbol.description, symbol]));
-  const buffer = symbols.get("kBuffer");
-  const callback = symbols.get("kBufferCb");
-  const generator = symbols.get("kBufferGen");
-  const handle = (socket as unknown as { _handle?: { useUserBuffer?: (buf: Uint8Array) => void } | null })._handle;
-  if (!buffer || !callback || !generator || typeof handle?.useUserBuffer !== "function") return false;
-  const fields = socket as unknown as Record<symbol, unknown>;
-  if (fields[buffer] !== null || fields[callback] !== null) return false; // already in this mode, or not a net.Socket as we know it
-  const readBuffer = Buffer.allocUnsafe(OUTPUT_READ_BUFFER_BYTES);
-  fields[buffer] = readBuffer;
-  fields[generator] = null;
-  fields[callback] = (length: number) => {
-    deliver(Buffer.from(readBuffer.subarray(0, length)));
-    return true;
-  };
-  handle.useUserBuffer(readBuffer);
-  return true;
 }
 
 /** How often a pending write queue is looked at; writes to a PTY usually finish within one. */
