@@ -59,6 +59,12 @@ export type ServerProcessOptions = {
   cpuProfileDir?: string | null;
   /** run the sessions in a session host (bench/session-host.ts) */
   sessionHost?: boolean;
+  /**
+   * How a session host's terminal streams travel (docs/design.md, The session host serves the
+   * streams): "relay" through the server (`WEBMUX_HOST_STREAMS=relay`); unset, the server's
+   * default (the variable is removed even when the runner's own environment sets it).
+   */
+  hostStreams?: "relay";
   /** each session's ring (default: the server's default, DEFAULT_BUFFER_BYTES) */
   bufferBytes?: number;
 };
@@ -68,6 +74,8 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
   if (options.cpuProfileDir) execArgv.push("--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`);
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.sessionHost) env.WEBMUX_BENCH_SESSION_HOST = "1";
+  if (options.hostStreams) env.WEBMUX_HOST_STREAMS = options.hostStreams;
+  else delete env.WEBMUX_HOST_STREAMS;
   if (options.bufferBytes !== undefined) env.WEBMUX_BENCH_BUFFER_BYTES = String(options.bufferBytes);
   const child = fork(RUN_TS, [CHILD], { execArgv, env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
