@@ -35,6 +35,7 @@ import { handOverHost, HostStartError } from "./host/spawn-host.ts";
 import { HostDirError } from "./host/host-dir.ts";
 import { SPOKEN_HOST_PROTOCOL, WEBMUX_BUILD } from "./host/build.ts";
 import { Refusal } from "./host/protocol.ts";
+import { isValidSessionId } from "./contract/protocol.ts";
 import { loadGlobalToken } from "./store/global-token.ts";
 import { removeStaleTempFiles } from "./store/json-file.ts";
 import { LoggedOutCookies } from "./store/logged-out-cookies.ts";
@@ -219,6 +220,21 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
   const offSettings = settings.events.on("changed", () => acceptor.recheckCredentials());
   const offLoggedOut = loggedOut.events.on("added", () => acceptor.recheckCredentials());
   const terminals = new TerminalHub(registry, acceptor);
+  if (host && !tls) {
+    // docs/design.md § The session host serves the streams: a plain session's terminal stream goes to
+    // the host that owns its program (TLS, hybrid sessions and Bun keep the relay through this process).
+    host.serveStreams(acceptor, {
+      seat: (id, seat) => registry.get(id)?.setRemoteSeat(seat),
+      input: (id) => registry.get(id)?.noteUserInput(),
+      grid: (id, cols, rows) => registry.get(id)?.followResize(cols, rows),
+    });
+    registry.events.on("removing", (id) => host.closeSessionStreams(id));
+    terminals.setHandoff((req, socket, head, url, principal, id) => {
+      const session = isValidSessionId(id) ? registry.get(id) : undefined;
+      if (!session || session.status !== "running" || session.info().hybrid || terminals.refuses(id)) return false;
+      return host.handStream(req, socket, head, url, principal, id);
+    });
+  }
   const hybrid = new HybridManager({
     registry,
     terminals,
@@ -395,6 +411,7 @@ function adoptSessions(registry: SessionRegistry, integration: ShellIntegration,
           }
         : { createdAt: a.createdAt, generation: record!.generation, start: 0, bytes: new Uint8Array(0), modes: "", pty: null, exitCode: null, submissions: a.submissions },
     });
+    if (a.seat) session.setRemoteSeat(a.seat);
     if (record && info) hybrids.push({ session, record, info });
   }
   return { shells, hybrids };

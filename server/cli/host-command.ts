@@ -6,7 +6,8 @@
 import { resolve } from "node:path";
 import { SPOKEN_HOST_PROTOCOL, WEBMUX_BUILD } from "../host/build.ts";
 import { HostConnection, HostUnavailableError } from "../host/host-client.ts";
-import { hostPaths, processExists } from "../host/host-dir.ts";
+import { hostPaths, processExists, readSecret } from "../host/host-dir.ts";
+import { fdPassingSupported } from "../host/fd-channel.ts";
 import { PeerRole } from "../host/protocol.ts";
 import { HostedSessions } from "../host/hosted-sessions.ts";
 import { SessionHost } from "../host/session-host.ts";
@@ -62,7 +63,10 @@ export async function hostCommand(argv: string[]): Promise<number> {
     build: WEBMUX_BUILD,
     service,
     log: logLine,
-    onExit: () => exited(0),
+    onExit: () => {
+      service.stopStreams();
+      exited(0);
+    },
     // docs/design.md, What survives a restart: a build of another host protocol takes the sessions over.
     handover: (successor) => handOver(successor, service, { build: WEBMUX_BUILD, protocol: SPOKEN_HOST_PROTOCOL, pid: process.pid, hostId: host.id }, hostPaths(dataDir), logLine),
   });
@@ -90,6 +94,16 @@ export async function hostCommand(argv: string[]): Promise<number> {
     if (started.status === "running") {
       logLine(`another session host (pid ${started.pid}) already holds the sessions of ${dataDir}`);
       return 0;
+    }
+  }
+  // docs/design.md § The session host serves the streams: where descriptors can be handed (Node on
+  // Linux), the server hands upgraded terminal streams here; elsewhere it relays them.
+  if (fdPassingSupported()) {
+    const paths = hostPaths(dataDir);
+    try {
+      service.serveStreams(paths.streams, () => readSecret(paths));
+    } catch (err) {
+      logLine(`terminal streams stay with the server: cannot listen on ${paths.streams}: ${(err as Error).message}`);
     }
   }
   // Detached from any terminal: a hang-up is not a reason to end sessions. An explicit TERM or INT is.

@@ -23,6 +23,8 @@ export type HostPaths = {
   /** held only while a host starts, so two racing hosts cannot both listen */
   lock: string;
   log: string;
+  /** where the host takes handed terminal streams (docs/design.md, The session host serves the streams) */
+  streams: string;
 };
 
 /** The host's directory is unusable (wrong owner, modes, a file in its place). */
@@ -30,7 +32,7 @@ export class HostDirError extends Error {}
 
 export function hostPaths(dataDir: string): HostPaths {
   const dir = join(dataDir, HOST_DIR_NAME);
-  return { dir, socket: join(dir, "host.sock"), secret: join(dir, "host.secret"), lock: join(dir, "host.lock"), log: join(dir, "host.log") };
+  return { dir, socket: join(dir, "host.sock"), secret: join(dir, "host.secret"), lock: join(dir, "host.lock"), log: join(dir, "host.log"), streams: join(dir, "streams.sock") };
 }
 
 /** Create the directory 0700 (or check an existing one is ours and private) and return its paths. */

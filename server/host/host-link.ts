@@ -13,6 +13,15 @@ import { HostCallError, type HostConnection } from "./host-client.ts";
 import type { AdoptedSession, HostedSessionMeta, HostedSubmission } from "./hosted-sessions.ts";
 import { PeerRole } from "./protocol.ts";
 import { connectHost, type StartHostOptions } from "./spawn-host.ts";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Principal } from "../http/credentials.ts";
+import type { RemoteSeat } from "../session/session.ts";
+import type { WebSocketAcceptor } from "../hub/accept.ts";
+import { connectionAddress } from "../hub/connection-limit.ts";
+import { hostPaths } from "./host-dir.ts";
+import type { HandedStreamInfo } from "./hosted-streams.ts";
+import { handoffDisabled, principalOf, StreamHandoff } from "./stream-handoff.ts";
 
 /** A session the host held when the server connected, with its ring's bytes. */
 
@@ -28,6 +37,12 @@ export type AdoptedRun = AdoptedSession & { bytes: Uint8Array; pty: PtyProcess |
 export type HostLinkEvents = {
   /** the host went away (killed, or stopped): every remote run has ended */
   lost: [];
+  /** where the host serves a session's terminal streams, who holds its seat and how many are attached (null: none) */
+  seat: [sessionId: string, seat: RemoteSeat | null];
+  /** a person typed into a session through a stream the host serves */
+  input: [sessionId: string];
+  /** a stream the host serves resized the session */
+  grid: [sessionId: string, cols: number, rows: number];
 };
 
 /** One program running in the host, as the Session sees a PTY. */
@@ -127,6 +142,12 @@ export class HostLink {
   private readonly runs = new Map<number, RemotePty>();
   private nextRef = 1;
   private lost = false;
+  /** the channel that hands terminal streams to the host, or null: they are relayed (docs/design.md § The session host serves the streams) */
+  private handoff: StreamHandoff | null = null;
+  /** handed connections the host serves now: what releases their count here */
+  private readonly handed = new Map<string, () => void>();
+  /** connections the host served when this server adopted it, until `trackStreams` counts them */
+  private adoptedStreams: HandedStreamInfo[] = [];
   /** output and exits that came between the adopt reply and the runs it describes (null once adopted) */
   private beforeAdoption: { ref: number; data?: Uint8Array; exit?: PtyExit }[] | null = [];
 
@@ -141,7 +162,10 @@ export class HostLink {
       else this.beforeAdoption?.push({ ref, data: data.slice() });
     });
     connection.events.on("event", (name, body) => {
-      if (name !== "exit") return;
+      if (name !== "exit") {
+        this.hostEvent(name, body);
+        return;
+      }
       const { ref, exitCode, signal } = body as { ref: number; exitCode: number; signal: number | null };
       const run = this.runs.get(ref);
       if (run) run.finish({ exitCode, signal });
@@ -149,6 +173,9 @@ export class HostLink {
     });
     connection.events.on("closed", () => {
       this.lost = true;
+      this.handoff?.close();
+      for (const release of this.handed.values()) release();
+      this.handed.clear();
       // Sessions are removed first (viewers hear 4404 "deleted", not an exit status), then their runs end.
       this.events.emit("lost");
       for (const run of [...this.runs.values()]) run.finish({ exitCode: 129, signal: 1 });
@@ -178,6 +205,8 @@ export class HostLink {
       }
       adopted.push({ ...session, bytes, pty });
     }
+    link.adoptedStreams = (result as { streams?: HandedStreamInfo[] }).streams ?? [];
+    if (!handoffDisabled()) link.handoff = StreamHandoff.open(hostPaths(options.dataDir));
     const early = link.beforeAdoption ?? [];
     link.beforeAdoption = null;
     for (const e of early) {
@@ -186,6 +215,59 @@ export class HostLink {
       else if (e.exit) run?.finish(e.exit);
     }
     return { link, adopted };
+  }
+
+  /** An event of the streams the host serves, checked as far as the server uses it. */
+  private hostEvent(name: string, body: unknown): void {
+    if (typeof body !== "object" || body === null) return;
+    const b = body as Record<string, unknown>;
+    if (name === "stream-closed" && typeof b.conn === "string") {
+      const release = this.handed.get(b.conn);
+      if (release) release();
+      else if (this.adoptedStreams.some((s) => s.conn === b.conn)) this.adoptedStreams = this.adoptedStreams.filter((s) => s.conn !== b.conn);
+      this.handed.delete(b.conn);
+      return;
+    }
+    if (typeof b.id !== "string") return;
+    if (name === "seat" && Number.isInteger(b.clients)) {
+      this.events.emit("seat", b.id, (b.clients as number) > 0 ? { controller: (b.controller as RemoteSeat["controller"]) ?? null, clients: b.clients as number } : null);
+    } else if (name === "input") this.events.emit("input", b.id);
+    else if (name === "grid" && Number.isInteger(b.cols) && Number.isInteger(b.rows)) this.events.emit("grid", b.id, b.cols as number, b.rows as number);
+  }
+
+  /** Whether terminal streams can be handed to this host now. */
+  get handsStreams(): boolean {
+    return !this.lost && this.handoff !== null && this.handoff.open;
+  }
+
+  /**
+   * Hand an authorised upgrade of a session's terminal stream to the host (docs/design.md § The
+   * session host serves the streams): true when the host took it. It counts against `acceptor`'s
+   * limits and closes when its principal may no longer act, as the server's own sockets do.
+   */
+  handStream(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, principal: Principal, sessionId: string, acceptor: WebSocketAcceptor): boolean {
+    if (!this.handsStreams) return false;
+    const address = connectionAddress(req.socket.remoteAddress);
+    if (acceptor.refusal(address) !== null) return false; // refused with 429 by the server's own path
+    const conn = this.handoff!.hand(req, socket, head, url, principal, sessionId, address);
+    if (conn === null) return false;
+    this.track(conn, address, principal, acceptor);
+    return true;
+  }
+
+  /** The session is being deleted: the streams the host serves of it close with 4404 (before its program ends). */
+  closeSessionStreams(sessionId: string): void {
+    if (this.handoff) this.sendQuietly("close-streams", { session: sessionId });
+  }
+
+  /** Count and check the connections the host served when this server adopted it (a server restart does not drop them). */
+  trackAdoptedStreams(acceptor: WebSocketAcceptor): void {
+    for (const s of this.adoptedStreams.splice(0)) this.track(s.conn, s.address, principalOf(s.principal), acceptor);
+  }
+
+  private track(conn: string, address: string, principal: Principal, acceptor: WebSocketAcceptor): void {
+    // (a stream that closed before this runs is released by its stream-closed event: that comes later, on the same socket)
+    this.handed.set(conn, acceptor.trackExternal(address, principal, (code, reason) => this.sendQuietly("close-streams", { conns: [conn], code, reason })));
   }
 
   get hostPid(): number {
@@ -257,6 +339,7 @@ export class HostLink {
   }
 
   close(): void {
+    this.handoff?.close();
     this.connection.close();
   }
 }
@@ -271,7 +354,37 @@ export class HostBinding {
   private link: HostLink | null = null;
   private opening: Promise<AdoptedRun[]> | null = null;
 
+  private acceptor: WebSocketAcceptor | null = null;
+  private readonly forward: { seat: (id: string, seat: RemoteSeat | null) => void; input: (id: string) => void; grid: (id: string, cols: number, rows: number) => void } = {
+    seat: () => {},
+    input: () => {},
+    grid: () => {},
+  };
+
   constructor(private readonly options: HostLinkOptions & { onLost: () => void }) {}
+
+  /**
+   * Hand terminal streams to the host from now on, counted and checked by `acceptor`; the host's
+   * reports of them go to the sessions (docs/design.md § The session host serves the streams).
+   */
+  serveStreams(acceptor: WebSocketAcceptor, sessions: { seat(id: string, seat: RemoteSeat | null): void; input(id: string): void; grid(id: string, cols: number, rows: number): void }): void {
+    this.acceptor = acceptor;
+    this.forward.seat = (id, seat) => sessions.seat(id, seat);
+    this.forward.input = (id) => sessions.input(id);
+    this.forward.grid = (id, cols, rows) => sessions.grid(id, cols, rows);
+    this.link?.trackAdoptedStreams(acceptor);
+  }
+
+  closeSessionStreams(sessionId: string): void {
+    this.link?.closeSessionStreams(sessionId);
+  }
+
+  /** Hand an authorised terminal upgrade to the host: true when it took it. */
+  handStream(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, principal: Principal, sessionId: string): boolean {
+    const link = this.link;
+    if (!link || !this.acceptor) return false;
+    return link.handStream(req, socket, head, url, principal, sessionId, this.acceptor);
+  }
 
   get current(): HostLink | null {
     return this.link;
@@ -282,6 +395,10 @@ export class HostBinding {
     this.opening ??= (async () => {
       try {
         const { link, adopted } = await HostLink.open(this.options);
+        link.events.on("seat", (id, seat) => this.forward.seat(id, seat));
+        link.events.on("input", (id) => this.forward.input(id));
+        link.events.on("grid", (id, cols, rows) => this.forward.grid(id, cols, rows));
+        if (this.acceptor) link.trackAdoptedStreams(this.acceptor);
         link.events.on("lost", () => {
           this.options.log?.(`webmux: the session host (pid ${link.hostPid}) went away; its sessions ended with it`);
           this.options.onLost();

@@ -10,6 +10,10 @@ import { PtySpawnError } from "../pty/pty.ts";
 import type { AdoptedPty } from "../pty/adopted-pty.ts";
 import { terminate, TERMINATE_GRACE_MS } from "../pty/terminate.ts";
 import { RingBuffer } from "../session/ring-buffer.ts";
+import { Session } from "../session/session.ts";
+import { CloseCode } from "../contract/protocol.ts";
+import { CLOSE_GOING_AWAY, HostedStreams, type HandedStreamInfo, type StreamSource } from "./hosted-streams.ts";
+import type { RemoteSeat } from "../session/session.ts";
 import { TerminalScanner } from "../vt/terminal-scanner.ts";
 import { FIRST_HANDED_FD, type HandedSession, type HandoverDocument } from "./handover.ts";
 import { PeerRole } from "./protocol.ts";
@@ -59,7 +63,14 @@ type HostedRun = {
   /** the PTY's own size (the session's grid may differ) */
   ptyCols: number;
   ptyRows: number;
+  /** a stream the host serves asked to stop reading (its controller is slow) */
+  pausedByStream: boolean;
+  /** the Session that serves the run's streams here, fed after the ring (docs/design.md § The session host serves the streams) */
+  tap: RunTap | null;
 };
+
+/** The feed of a streamed Session: the run's output after it is in the ring, then its exit. */
+type RunTap = { data(chunk: Uint8Array): void; exit(exit: PtyExit): void };
 
 /** The handover could not be prepared; nothing was changed. */
 export class HandoverError extends Error {}
@@ -108,6 +119,8 @@ export type AdoptedSession = HostedSessionMeta & {
     /** a shell with integration: its nonce and whether a command runs (absent from hosts before it was kept) */
     shell?: ShellState | null;
   } | null;
+  /** the seat where the host serves the session's terminal streams (absent: it serves none) */
+  seat?: RemoteSeat | null;
   submissions: HostedSubmission[];
   /** a hybrid session's conversation state, as the server last gave it; null for other sessions */
   hybridState?: unknown;
@@ -159,11 +172,124 @@ export class HostedSessions implements HostService {
   private readonly adoptedPtys = new Map<number, AdoptedPty>();
   /** called after anything that may let the host exit (a run ended, a session was forgotten) */
   onChange: () => void = () => {};
+  /** the terminal streams this host serves, once `serveStreams` was called */
+  private streams: HostedStreams | null = null;
 
   constructor(
     private readonly spawnPty: SpawnPty,
     private readonly log: (line: string) => void = () => {},
   ) {}
+
+  /**
+   * Serve handed terminal streams from the channel at `path` (docs/design.md § The session host
+   * serves the streams); `secret` is the host's, which the server presents first.
+   */
+  serveStreams(path: string, secret: () => string | null): void {
+    const source: StreamSource = {
+      currentRef: (id) => {
+        const s = this.sessions.get(id);
+        return s?.run && s.hybrid === null && !s.meta.hybrid ? s.run.ref : null;
+      },
+      openSession: (ref) => this.openStreamSession(ref),
+      gridChanged: (id, cols, rows) => {
+        const s = this.sessions.get(id);
+        if (!s || (s.cols === cols && s.rows === rows)) return;
+        s.cols = cols;
+        s.rows = rows;
+        this.server?.emit("grid", { id, cols, rows });
+      },
+      emit: (name, body) => this.server?.emit(name, body),
+    };
+    this.streams = new HostedStreams(source, secret, this.log);
+    this.streams.listen(path);
+  }
+
+  /** Stop taking handed streams and close the ones served (the host exits). */
+  stopStreams(): void {
+    this.streams?.stopListening();
+    this.streams?.closeAll(CLOSE_GOING_AWAY, "session host exiting");
+  }
+
+  /** The handed terminal streams served now, for a server that adopts the sessions. */
+  handedStreams(): HandedStreamInfo[] {
+    return this.streams?.list() ?? [];
+  }
+
+  /** A Session of this process following run `ref`: what its streams are served from. */
+  private openStreamSession(ref: number): { session: Session; close(): void } | null {
+    const found = this.runs.get(ref);
+    if (!found || found.run.tap) return null;
+    const { session: hosted, run } = found;
+    const running = run.status === "running";
+    let dataListener: ((chunk: Uint8Array) => void) | null = null;
+    let exitListener: ((exit: PtyExit) => void) | null = null;
+    const pty: PtyProcess = {
+      pid: run.pty.pid,
+      exited: run.pty.exited,
+      onData: (l) => (dataListener = l),
+      onExit: (l) => (exitListener = l),
+      write: (data) => {
+        if (run.status === "running") run.pty.write(data);
+      },
+      drained: () => run.pty.drained(),
+      resize: (cols, rows) => {
+        if (run.status !== "running") return;
+        run.ptyCols = cols;
+        run.ptyRows = rows;
+        run.pty.resize(cols, rows);
+      },
+      pause: () => {
+        run.pausedByStream = true;
+        this.applyPauseOf(run);
+      },
+      resume: () => {
+        run.pausedByStream = false;
+        this.applyPauseOf(run);
+      },
+      kill: (signal) => run.pty.kill(signal),
+      submit: (id, clientId, createdAt, bytes) => this.submitOnce(hosted, run, id, clientId, createdAt, bytes),
+    };
+    const session = new Session({
+      id: hosted.meta.id,
+      command: hosted.meta.command,
+      cwd: hosted.meta.cwd,
+      env: hosted.meta.env,
+      cols: hosted.cols,
+      rows: hosted.rows,
+      ...(hosted.meta.title ? { title: hosted.meta.title } : {}),
+      bufferBytes: run.ring.capacity,
+      spawnPty: () => {
+        throw new PtySpawnError("PTY_SPAWN_FAILED", "a streamed session follows the host's run; it starts none");
+      },
+      nextGeneration: () => run.generation,
+      adopt: {
+        createdAt: hosted.meta.createdAt,
+        generation: run.generation,
+        start: run.ring.start,
+        bytes: run.ring.slice(run.ring.start, run.ring.end),
+        modes: run.scanner.restoreSequence(),
+        pty: running ? pty : null,
+        exitCode: run.exitCode,
+        submissions: [...hosted.submissions.values()],
+      },
+    });
+    if (running) {
+      run.tap = {
+        data: (chunk) => dataListener?.(chunk),
+        exit: (exit) => exitListener?.(exit),
+      };
+    }
+    return {
+      session,
+      close: () => {
+        if (run.tap) run.tap = null;
+        if (run.pausedByStream) {
+          run.pausedByStream = false;
+          this.applyPauseOf(run);
+        }
+      },
+    };
+  }
 
   sessionCount(): number {
     return this.sessions.size;
@@ -217,6 +343,7 @@ export class HostedSessions implements HostService {
           run.ptyRows = param(params, "ptyRows", isSize);
           run.pty.resize(run.ptyCols, run.ptyRows);
         }
+        this.streams?.followResize(session.meta.id, session.cols, session.rows);
         return { result: null };
       }
       case "pause":
@@ -242,11 +369,27 @@ export class HostedSessions implements HostService {
       case "meta": {
         const session = this.requireSession(params);
         const title = isRecord(params) ? params.title : undefined;
-        if (title === null || typeof title === "string") session.meta.title = title;
+        if (title === null || typeof title === "string") {
+          session.meta.title = title;
+          this.streams?.setTitle(session.meta.id, title);
+        }
+        return { result: null };
+      }
+      case "close-streams": {
+        // A session being deleted: its streams close with 4404 before its program is ended (then they would hear 4410).
+        if (isRecord(params) && params.session !== undefined) {
+          this.streams?.closeSession(param(params, "session", isString), CloseCode.NOT_FOUND, "session deleted");
+          return { result: null };
+        }
+        // Connections whose credential no longer holds: 1008 with the server's reason.
+        const conns = param(params, "conns", isStrings);
+        const code = param(params, "code", (v): v is number => v === CloseCode.POLICY);
+        this.streams?.closeConnections(conns, code, param(params, "reason", isString).slice(0, 120));
         return { result: null };
       }
       case "forget": {
         const session = this.requireSession(params);
+        this.streams?.closeSession(session.meta.id, CloseCode.NOT_FOUND, "session deleted");
         this.sessions.delete(session.meta.id);
         if (session.run) this.runs.delete(session.run.ref);
         if (session.run?.status === "running") void terminate(session.run.pty);
@@ -300,10 +443,11 @@ export class HostedSessions implements HostService {
           : null,
         submissions: [...s.submissions.values()],
         hybridState: withBytes ? s.hybrid : null,
+        seat: this.streams?.seat(s.meta.id) ?? null,
       });
       if (withBytes && run) chunks.push(run.ring.slice(run.ring.start, run.ring.end));
     }
-    return { result: { sessions }, data: withBytes ? Buffer.concat(chunks) : new Uint8Array(0) };
+    return { result: { sessions, ...(withBytes ? { streams: this.handedStreams() } : {}) }, data: withBytes ? Buffer.concat(chunks) : new Uint8Array(0) };
   }
 
   private spawn(params: unknown): HostReply {
@@ -340,6 +484,8 @@ export class HostedSessions implements HostService {
       ptyCols: spawn.cols,
       ptyRows: spawn.rows,
       shell: nonce ? new ShellMarks(nonce) : null,
+      pausedByStream: false,
+      tap: null,
     };
     session.run = run;
     this.runs.set(ref, { session, run });
@@ -354,6 +500,8 @@ export class HostedSessions implements HostService {
       run.ring.append(chunk);
       const events = run.scanner.feed(chunk);
       if (shell && events.length > 0) shell.follow(events);
+      // The streams served here first: the echo leaves before the server's copy.
+      run.tap?.data(chunk);
       const server = this.server;
       if (!server) return;
       server.send({ type: "output", ref, marks: [], data: chunk });
@@ -363,6 +511,7 @@ export class HostedSessions implements HostService {
       run.status = "exited";
       run.exitCode = exit.exitCode;
       this.adoptedPtys.delete(pty.pid);
+      run.tap?.exit(exit);
       this.server?.emit("exit", { ref, exitCode: exit.exitCode, signal: exit.signal });
       this.log(`session ${session.meta.id} run ${ref} exited with ${exit.exitCode}`);
       this.onChange();
@@ -377,6 +526,8 @@ export class HostedSessions implements HostService {
    */
   async prepareHandover(): Promise<PreparedHandover> {
     if (this.server) throw new HandoverError("a server is connected");
+    // The streams served here do not go over: their clients reconnect to the successor and resume with `append`.
+    this.streams?.closeAll(CLOSE_GOING_AWAY, "session host handing over");
     const handed: PtyHandover[] = [];
     const abort = () => {
       for (const h of handed) h.abort();
@@ -480,6 +631,8 @@ export class HostedSessions implements HostService {
         ptyCols: h.ptyCols,
         ptyRows: h.ptyRows,
         shell: h.shell ? ShellMarks.restore(h.shell) : null,
+        pausedByStream: false,
+        tap: null,
       };
       session.run = run;
       this.runs.set(run.ref, { session, run });
@@ -538,19 +691,28 @@ export class HostedSessions implements HostService {
     const id = param(params, "id", isString);
     const clientId = param(params, "clientId", isString);
     const createdAt = param(params, "createdAt", (v): v is number => Number.isFinite(v));
+    return { result: { state: await this.writeSubmission(session, run, id, clientId, createdAt, data) } };
+  }
+
+  /** A streamed Session's submission: the same record, so the next server answers its state too. */
+  private async submitOnce(session: HostedSession, run: HostedRun, id: string, clientId: string, createdAt: number, data: Uint8Array): Promise<"written" | "partial"> {
+    return (await this.writeSubmission(session, run, id, clientId, createdAt, data)) === "written" ? "written" : "partial";
+  }
+
+  private async writeSubmission(session: HostedSession, run: HostedRun, id: string, clientId: string, createdAt: number, data: Uint8Array): Promise<HostedSubmission["state"]> {
     const known = session.submissions.get(id);
-    if (known) return { result: { state: known.state } };
+    if (known) return known.state;
     const record: HostedSubmission = { id, clientId, createdAt, state: "received" };
     session.submissions.set(id, record);
     this.trimSubmissions(session);
     if (run.status !== "running") {
       record.state = "partial";
-      return { result: { state: record.state } };
+      return record.state;
     }
     run.pty.write(data);
     await run.pty.drained();
     record.state = run.status === "running" ? "written" : "partial";
-    return { result: { state: record.state } };
+    return record.state;
   }
 
   private trimSubmissions(session: HostedSession): void {
@@ -577,7 +739,7 @@ export class HostedSessions implements HostService {
 
   private applyPauseOf(run: HostedRun): void {
     if (run.status !== "running") return;
-    if (run.pausedByServer || this.pausedByQueue) run.pty.pause();
+    if (run.pausedByServer || this.pausedByQueue || run.pausedByStream) run.pty.pause();
     else run.pty.resume();
   }
 

@@ -82,6 +82,8 @@ export class WebSocketAcceptor {
   private readonly plain: WebSocketServer;
   private readonly deflate: WebSocketServer;
   private readonly sockets = new Map<CheckedWebSocket, Principal>();
+  /** sockets another process serves (the session host): their principals and how to close them */
+  private readonly external = new Map<object, { principal: Principal; close: (code: number, reason: string) => void }>();
   private credentials: CredentialCheck | null = null;
   readonly limiter: ConnectionLimiter;
 
@@ -119,6 +121,42 @@ export class WebSocketAcceptor {
       const reason = this.credentials.closeReason(principal);
       if (reason !== null) ws.close(CLOSE_CREDENTIAL, reason);
     }
+    for (const { principal, close } of this.external.values()) {
+      const reason = this.credentials.closeReason(principal);
+      if (reason !== null) close(CLOSE_CREDENTIAL, reason);
+    }
+  }
+
+  /** Why a new socket from `address` must be refused with 429 now, or null. */
+  refusal(address: string): string | null {
+    return this.limiter.refusal(address);
+  }
+
+  /**
+   * A WebSocket another process serves (the session host, docs/design.md § The session host serves
+   * the streams): it counts against the connection limits, and `close` ends it when its principal
+   * may no longer act, like a socket of this process. Returns what to call once it has closed.
+   * Server shutdown leaves it alone: it outlives this process.
+   */
+  trackExternal(address: string, principal: Principal, close: (code: number, reason: string) => void): () => void {
+    const key = {};
+    const release = this.limiter.take(address);
+    this.external.set(key, { principal, close });
+    const reason = this.credentials?.closeReason(principal) ?? null;
+    if (reason !== null) close(CLOSE_CREDENTIAL, reason);
+    const stopExpiryTimer = this.watchPrincipal(principal, () => this.credentialRefusal(principal), (r) => close(CLOSE_CREDENTIAL, r));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.external.delete(key);
+      stopExpiryTimer();
+      release();
+    };
+  }
+
+  private credentialRefusal(principal: Principal): string | null {
+    return this.credentials?.closeReason(principal) ?? null;
   }
 
   /** Upgrade the request, or refuse it with 429 past a connection limit; the callback gets an open socket of `principal`. */
@@ -157,13 +195,20 @@ export class WebSocketAcceptor {
     const check = this.credentials;
     if (!check) return () => {};
     ws.credentialRefusal = () => check.closeReason(principal);
+    return this.watchPrincipal(principal, ws.credentialRefusal, (reason) => ws.close(CLOSE_CREDENTIAL, reason));
+  }
+
+  /** Close (through `close`) when the principal's credential expires; returns what stops the watch. */
+  private watchPrincipal(principal: Principal, refusal: () => string | null, close: (reason: string) => void): () => void {
+    const check = this.credentials;
+    if (!check) return () => {};
     let timer: ReturnType<typeof setTimeout> | null = null;
     const arm = () => {
       const ms = check.msUntilExpiry(principal);
       if (ms === null) return;
       timer = setTimeout(() => {
-        const reason = check.closeReason(principal);
-        if (reason !== null) ws.close(CLOSE_CREDENTIAL, reason);
+        const reason = refusal();
+        if (reason !== null) close(reason);
         else arm();
       }, Math.min(ms + 1, MAX_TIMER_MS));
       timer.unref();

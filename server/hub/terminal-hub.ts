@@ -1,8 +1,10 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { CloseCode, isValidSessionId } from "../contract/protocol.ts";
 import { ErrorCode } from "../contract/types.ts";
 import { refuseUpgrade, type App } from "../http/app.ts";
-import { can } from "../http/credentials.ts";
+import { can, type Principal } from "../http/credentials.ts";
 import type { SessionRegistry } from "../session/registry.ts";
 import type { WebSocketAcceptor } from "./accept.ts";
 import { TerminalConnection } from "./terminal-connection.ts";
@@ -15,10 +17,44 @@ import { TerminalStream } from "./terminal-stream.ts";
  */
 export type AttachGate = (sessionId: string) => { code: number; reason: string } | null;
 
+/**
+ * Serve an authorised upgrade of `/ws/s/{id}` somewhere else (the session host, docs/design.md § The
+ * session host serves the streams): true when it took the socket, false to serve it here.
+ */
+export type TerminalHandoff = (req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, principal: Principal, sessionId: string) => boolean;
+
+/**
+ * Attach an open WebSocket of `principal` to a session's stream: its query binds the client ID
+ * (docs/protocol.md § Controller rules) and says where to resume. Used here and by the session host.
+ */
+export function attachTerminalSocket(ws: WebSocket, url: URL, principal: Principal, stream: TerminalStream, onGone: (conn: TerminalConnection) => void): TerminalConnection {
+  const query = parseTerminalQuery(url.searchParams);
+  const clientId = bindClientId(query, stream.session.lease, principal);
+  const conn = new TerminalConnection(ws, clientId, query.label, can(principal, "terminal:write"), {
+    onDrain: (c) => stream.onDrain(c),
+    onGone,
+  });
+  conn.acksReplays = query.replayAck;
+  ws.on("message", (data, isBinary) => {
+    if (!isBinary) return; // the terminal protocol is binary; text frames are ignored
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+    try {
+      stream.handleFrame(conn, bytes);
+    } catch (err) {
+      // A bug handling one frame must not take the server or the session down.
+      console.error("webmux: terminal frame failed:", err);
+      conn.close(CloseCode.INTERNAL, "internal error");
+    }
+  });
+  stream.attach(conn, { resume: query.resume, history: query.history });
+  return conn;
+}
+
 /** `/ws/s/{id}`: attaches WebSockets to sessions, one TerminalStream per session with connections. */
 export class TerminalHub {
   private readonly streams = new Map<string, TerminalStream>();
   private gate: AttachGate = () => null;
+  private handoff: TerminalHandoff | null = null;
 
   constructor(
     private readonly registry: SessionRegistry,
@@ -39,12 +75,23 @@ export class TerminalHub {
     this.gate = gate;
   }
 
+  /** Let the session host serve the streams it can (docs/design.md § The session host serves the streams). */
+  setHandoff(handoff: TerminalHandoff | null): void {
+    this.handoff = handoff;
+  }
+
+  /** Whether another layer refuses terminal attaches to this session now (a hybrid session at its chat end). */
+  refuses(sessionId: string): boolean {
+    return this.gate(sessionId) !== null;
+  }
+
   register(app: App): void {
     app.websocket("/ws/s/:id", (req, socket, head, { params, url, auth }) => {
       if (!can(auth.principal, "terminal:read")) {
         refuseUpgrade(socket, 403, ErrorCode.CAPABILITY_DENIED, "this token may not read terminals");
         return;
       }
+      if (this.handoff?.(req, socket, head, url, auth.principal, params.id!)) return;
       this.acceptor.accept(req, socket, head, url, auth.principal, (ws) => {
         const id = params.id!;
         const session = isValidSessionId(id) ? this.registry.get(id) : undefined;
@@ -57,31 +104,9 @@ export class TerminalHub {
           ws.close(refusal.code, refusal.reason);
           return;
         }
-        const query = parseTerminalQuery(url.searchParams);
         const stream = this.streamFor(session.id);
-        const clientId = bindClientId(query, session.lease, auth.principal);
-        const conn = new TerminalConnection(ws, clientId, query.label, can(auth.principal, "terminal:write"), {
-          onDrain: (c) => stream.onDrain(c),
-          onGone: (c) => this.leave(session.id, stream, c),
-        });
-        conn.acksReplays = query.replayAck;
-        this.listen(ws, stream, conn);
-        stream.attach(conn, { resume: query.resume, history: query.history });
+        attachTerminalSocket(ws, url, auth.principal, stream, (c) => this.leave(session.id, stream, c));
       });
-    });
-  }
-
-  private listen(ws: WebSocket, stream: TerminalStream, conn: TerminalConnection): void {
-    ws.on("message", (data, isBinary) => {
-      if (!isBinary) return; // the terminal protocol is binary; text frames are ignored
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-      try {
-        stream.handleFrame(conn, bytes);
-      } catch (err) {
-        // A bug handling one frame must not take the server or the session down.
-        console.error("webmux: terminal frame failed:", err);
-        conn.close(CloseCode.INTERNAL, "internal error");
-      }
     });
   }
 

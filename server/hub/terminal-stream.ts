@@ -360,6 +360,11 @@ export class TerminalStream {
     });
   }
 
+  /** The grid changed from outside the stream (a resize the server relayed to the session host): every connection hears it. */
+  announceControl(): void {
+    this.broadcastControl();
+  }
+
   private broadcastControl(except: TerminalConnection | null = null, colorSchemeReports?: boolean): void {
     const frame = this.controlFrame(colorSchemeReports);
     for (const conn of this.connections.keys()) if (conn !== except) conn.send(frame);

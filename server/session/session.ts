@@ -1,4 +1,4 @@
-import type { HybridInfo, SessionInfo } from "../contract/types.ts";
+import type { ControllerInfo, HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
 import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
 import { ControllerLease, type LeaseConnection, type LeaseEffect } from "./controller-lease.ts";
@@ -87,6 +87,12 @@ export type SessionLink = {
 /** The terminal modes the program set, as a snapshot restores them (read-only). */
 export type TerminalModes = Pick<TerminalScanner, "bracketedPaste" | "alternateScreen" | "colorSchemeReports" | "restoreSequence">;
 
+/**
+ * Who holds the seat of a session whose terminal streams another process serves (the session host,
+ * docs/design.md § The session host serves the streams), and how many connections it has there.
+ */
+export type RemoteSeat = { controller: ControllerInfo | null; clients: number };
+
 /** The retained output of the current run and the mirror's figures (debug routes, benches, tests). */
 export type SessionStats = {
   /** absolute offsets of the retained bytes [start, end) */
@@ -116,6 +122,8 @@ export class Session {
   private readonly controllerLease = new ControllerLease();
   /** connections linked by `connect` and not gone yet, terminal and chat together */
   private linked = 0;
+  /** the seat as the session host that serves this session's terminal streams reports it; null: none there */
+  private remoteSeat: RemoteSeat | null = null;
   /** submissions of this session, kept across restarts so a repeated ID is never written again */
   readonly submissions = new SubmissionLog();
 
@@ -225,9 +233,18 @@ export class Session {
     };
   }
 
-  /** Connections attached now, terminal and chat together (`info().clients`). */
+  /** Connections attached now, terminal and chat together, here and in the session host (`info().clients`). */
   get clients(): number {
-    return this.linked;
+    return this.linked + (this.remoteSeat?.clients ?? 0);
+  }
+
+  /**
+   * The session host serves this session's terminal streams: its lease decides the seat, and
+   * `info()` says what it reports (null: it serves none now).
+   */
+  setRemoteSeat(seat: RemoteSeat | null): void {
+    this.remoteSeat = seat && seat.clients > 0 ? seat : null;
+    this.touch(false);
   }
 
   /** The terminal modes the program's output set. */
@@ -473,6 +490,19 @@ export class Session {
   }
 
   /**
+   * The grid changed where the session's terminal streams are served (the session host, which
+   * resized the program's terminal itself): the mirror follows, the PTY is left alone.
+   */
+  followResize(cols: number, rows: number): void {
+    if (cols === this._cols && rows === this._rows) return;
+    this._cols = cols;
+    this._rows = rows;
+    this.resizedAt = this.ring.end;
+    this.screen.resize(cols, rows);
+    this.touch(false);
+  }
+
+  /**
    * What a client resuming from `resume` needs (docs/design.md § Resume and replay): planned now,
    * covering output up to the ring's current end; call it after every output event so far was
    * delivered and register for live output in the same turn.
@@ -561,8 +591,8 @@ export class Session {
       updatedAt: this.updatedAt,
       cols: this._cols,
       rows: this._rows,
-      controller: this.controllerLease.info,
-      clients: this.linked,
+      controller: this.linked === 0 && this.remoteSeat ? this.remoteSeat.controller : this.controllerLease.info,
+      clients: this.clients,
       attention: this._attention,
       preview: this._preview,
       ...(this.options.hybrid ? { hybrid: this.options.hybrid() } : {}),

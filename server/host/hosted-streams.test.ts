@@ -1,0 +1,127 @@
+/**
+ * The session host serves the terminal streams (docs/design.md § The session host serves the
+ * streams): real `webmux serve` processes with their real host, real bash PTYs, real WebSockets.
+ * The server hands each upgrade of a plain session to the host; so the stream goes on when the
+ * server is killed, its list still shows who controls, and a deleted session closes it with 4404.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { SessionInfo } from "../contract/types.ts";
+import { TerminalClient } from "../testing/terminal-client.ts";
+import { receivedFromStart } from "../testing/stream-check.ts";
+import { fetchDebugStats } from "../testing/debug-stats.ts";
+import { waitFor } from "../testing/wait.ts";
+import { endDataDirs, listeningUrl, NODE_WEBMUX, runWebmux, serverApi, type WebmuxRun } from "../testing/webmux-process.ts";
+import { fdPassingSupported } from "./fd-channel.ts";
+import { processExists } from "./host-dir.ts";
+
+const TOKEN = "host-streams-token-0123456789";
+const SHELL = ["bash", "--norc", "--noprofile"];
+
+const dirs: string[] = [];
+const clients: TerminalClient[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close().catch(() => {});
+  await endDataDirs(dirs);
+});
+
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "webmux-streams-"));
+  dirs.push(dir);
+  return dir;
+}
+
+async function serve(dir: string, env: Record<string, string> = {}): Promise<{ run: WebmuxRun; url: string }> {
+  const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { runtime: NODE_WEBMUX, isolated: true, env });
+  return { run, url: await listeningUrl(run) };
+}
+
+const { api, sessions, create } = serverApi(TOKEN);
+
+async function connect(url: string, id: string, options: ConstructorParameters<typeof TerminalClient>[2] = {}): Promise<TerminalClient> {
+  const c = await TerminalClient.connect(url, id, { token: TOKEN, ...options });
+  clients.push(c);
+  return c;
+}
+
+/** Terminal connections the server itself serves. */
+async function serverConnections(url: string): Promise<number> {
+  return (await fetchDebugStats(url, TOKEN)).terminalConnections;
+}
+
+async function listed(url: string, id: string): Promise<SessionInfo> {
+  const found = (await sessions(url)).find((s) => s.id === id);
+  if (!found) throw new Error(`session ${id} not listed`);
+  return found;
+}
+
+describe.runIf(fdPassingSupported())("the session host serves the terminal streams", () => {
+  it("a plain session's stream is served by the host: echo, seat and clients in the server's list, grid changes, and the stream goes on when the server is killed", async () => {
+    const dir = dataDir();
+    const first = await serve(dir);
+    const s = await create(first.url, { command: SHELL });
+    const driver = await connect(first.url, s.id, { client: "driver-1", label: "driver" });
+    const watcher = await connect(first.url, s.id, { client: "watcher-1", label: "watcher" });
+    driver.type("echo hand$((40+2))\r");
+    await driver.waitForText("hand42");
+    await watcher.waitForText("hand42");
+    // The server serves none of them itself, and its list says who controls and how many watch.
+    expect(await serverConnections(first.url)).toBe(0);
+    await waitFor(async () => {
+      const info = await listed(first.url, s.id);
+      return info.clients === 2 && info.controller?.clientId === "driver-1";
+    }, { message: "the seat in the server's list" });
+    driver.resize(100, 30);
+    await waitFor(async () => {
+      const info = await listed(first.url, s.id);
+      return info.cols === 100 && info.rows === 30;
+    }, { message: "the grid in the server's list" });
+    await watcher.waitForFrames((f) => f.some((x) => x.type === "control" && x.control.cols === 100 && x.control.rows === 30));
+
+    // kill -9 of the server: the host keeps serving the very same connections.
+    first.run.proc.kill("SIGKILL");
+    await first.run.exit;
+    driver.type("echo still$((1+1))\r");
+    await driver.waitForText("still2");
+    await watcher.waitForText("still2");
+    expect([driver.closeCode, watcher.closeCode]).toEqual([null, null]);
+
+    // A new server adopts the host, lists the seat it serves, and hands new streams to it too.
+    const second = await serve(dir);
+    const info = await listed(second.url, s.id);
+    expect(info).toMatchObject({ generation: s.generation, pid: s.pid, clients: 2, cols: 100, rows: 30 });
+    expect(info.controller?.clientId).toBe("driver-1");
+    const late = await connect(second.url, s.id, { client: "late-1" });
+    await late.waitForText("still2");
+    await waitFor(async () => (await listed(second.url, s.id)).clients === 3, { message: "three clients" });
+    // What every client holds is the session's output, byte for byte.
+    driver.type("echo end-of-test\r");
+    await driver.waitForText(/end-of-test\r\n/);
+    const buffer = Buffer.from(await (await api(second.url, `/api/sessions/${s.id}/buffer`)).arrayBuffer());
+    await waitFor(() => receivedFromStart(driver).length >= buffer.length, { message: "the driver caught up" });
+    expect(receivedFromStart(driver).subarray(0, buffer.length).equals(buffer)).toBe(true);
+
+    // Deleting the session closes its streams in the host with 4404.
+    const closed = driver.closed();
+    expect((await api(second.url, `/api/sessions/${s.id}`, { method: "DELETE" })).status).toBe(204);
+    expect(await closed).toBe(4404);
+    expect(await watcher.closed()).toBe(4404);
+    await waitFor(() => !processExists(s.pid!), { message: "the shell ended" });
+  }, 120_000);
+
+  it("WEBMUX_HOST_STREAMS=relay keeps the stream in the server (the path Bun and TLS take)", async () => {
+    const dir = dataDir();
+    const first = await serve(dir, { WEBMUX_HOST_STREAMS: "relay" });
+    const s = await create(first.url, { command: SHELL });
+    const c = await connect(first.url, s.id);
+    c.type("echo relay$((2*3))\r");
+    await c.waitForText("relay6");
+    expect(await serverConnections(first.url)).toBe(1);
+    const closed = c.closed();
+    first.run.proc.kill("SIGKILL");
+    expect(await closed).not.toBe(4404);
+  }, 60_000);
+});
