@@ -29,7 +29,7 @@ function fakePty(): PtyProcess {
 
 const peer = (role: PeerRole): HostPeer => ({ send: () => {}, emit: () => {}, role, pid: 1, build: "fuzz", socket: { queuedBytes: 0, socket: { once: () => {} } } as never });
 
-const METHODS = ["adopt", "list", "spawn", "resize", "pause", "resume", "signal", "drain", "submit", "meta", "hybrid", "forget", "stop", "nonsense", ""];
+const METHODS = ["adopt", "list", "spawn", "resize", "pause", "resume", "signal", "drain", "submit", "meta", "hybrid", "close-streams", "forget", "stop", "nonsense", ""];
 
 const json = fc.jsonValue({ maxDepth: 3 });
 const spawnish = fc.record({

@@ -5,6 +5,7 @@
  * server is killed, its list still shows who controls, and a deleted session closes it with 4404.
  */
 import { mkdtempSync } from "node:fs";
+import { createServer, connect as connectTcp, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,8 +15,9 @@ import { receivedFromStart } from "../testing/stream-check.ts";
 import { fetchDebugStats } from "../testing/debug-stats.ts";
 import { waitFor } from "../testing/wait.ts";
 import { endDataDirs, listeningUrl, NODE_WEBMUX, runWebmux, serverApi, type WebmuxRun } from "../testing/webmux-process.ts";
-import { fdPassingSupported } from "./fd-channel.ts";
-import { processExists } from "./host-dir.ts";
+import { fdPassingSupported, socketFd } from "./fd-channel.ts";
+import { hostPaths, processExists, readSecret } from "./host-dir.ts";
+import { FdChannel } from "./fd-channel.ts";
 
 const TOKEN = "host-streams-token-0123456789";
 const SHELL = ["bash", "--norc", "--noprofile"];
@@ -34,8 +36,8 @@ function dataDir(): string {
   return dir;
 }
 
-async function serve(dir: string, env: Record<string, string> = {}): Promise<{ run: WebmuxRun; url: string }> {
-  const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr"], { runtime: NODE_WEBMUX, isolated: true, env });
+async function serve(dir: string, env: Record<string, string> = {}, flags: string[] = []): Promise<{ run: WebmuxRun; url: string }> {
+  const run = runWebmux(["serve", "--port", "0", "--data-dir", dir, "--token", TOKEN, "--no-qr", ...flags], { runtime: NODE_WEBMUX, isolated: true, env });
   return { run, url: await listeningUrl(run) };
 }
 
@@ -56,6 +58,20 @@ async function listed(url: string, id: string): Promise<SessionInfo> {
   const found = (await sessions(url)).find((s) => s.id === id);
   if (!found) throw new Error(`session ${id} not listed`);
   return found;
+}
+
+/** A TCP connection on loopback: `fd` is one end's descriptor; `ended` settles when the other end sees it closed by every holder. */
+async function socketPair(): Promise<{ fd: number; closeOurs(): void; ended: Promise<void> }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const accepted = new Promise<Socket>((r) => server.once("connection", r));
+  const ours = connectTcp((server.address() as AddressInfo).port, "127.0.0.1");
+  await new Promise<void>((r) => ours.once("connect", r));
+  const theirs = await accepted;
+  theirs.on("error", () => {});
+  theirs.resume();
+  const ended = new Promise<void>((r) => theirs.once("close", () => r())).finally(() => server.close());
+  return { fd: socketFd(ours)!, closeOurs: () => ours.destroy(), ended };
 }
 
 describe.runIf(fdPassingSupported())("the session host serves the terminal streams", () => {
@@ -111,6 +127,57 @@ describe.runIf(fdPassingSupported())("the session host serves the terminal strea
     expect(await watcher.closed()).toBe(4404);
     await waitFor(() => !processExists(s.pid!), { message: "the shell ended" });
   }, 120_000);
+
+  it("a revoked token's stream served by the host closes with 1008, also one a restarted server learned of; other streams go on", async () => {
+    const dir = dataDir();
+    const first = await serve(dir, {}, ["--open-api"]);
+    const s = await create(first.url, { command: SHELL });
+    const made = await api(first.url, "/api/tokens", { method: "POST", json: { name: "watcher", capabilities: ["terminal:read"] } });
+    const { token, token_info } = (await made.json()) as { token: string; token_info: { id: string } };
+    const watcher = new TerminalClient(first.url, s.id, { token });
+    clients.push(watcher);
+    const before = await connect(first.url, s.id, { client: "driver-1" });
+    before.type("echo one$((0+1))\r");
+    await watcher.waitForText("one1");
+    // The server that handed it is killed; the next one learns of the stream from the host and still guards it.
+    first.run.proc.kill("SIGKILL");
+    await first.run.exit;
+    const second = await serve(dir);
+    const closed = watcher.closed();
+    expect((await api(second.url, `/api/tokens/${token_info.id}`, { method: "DELETE" })).status).toBe(204);
+    expect(await closed).toBe(1008);
+    expect(watcher.closeReason).toBe("credential revoked");
+    before.type("echo two$((1+1))\r");
+    await before.waitForText("two2");
+    expect(before.closeCode).toBe(null);
+  }, 90_000);
+
+  it("the stream channel refuses a peer without the secret and drops malformed messages with their descriptors; the host serves on", async () => {
+    const dir = dataDir();
+    const first = await serve(dir);
+    const s = await create(first.url, { command: SHELL });
+    const paths = hostPaths(dir);
+    // No secret: the first message ends the channel.
+    const stranger = FdChannel.connect(paths.streams);
+    const strangerClosed = new Promise<void>((r) => stranger.events.on("closed", () => r()));
+    stranger.send(new TextEncoder().encode(JSON.stringify({ type: "server", secret: "guess" })));
+    await strangerClosed;
+    // With the secret: garbage, a stream message without a descriptor, one with two; each dropped, descriptors closed.
+    const channel = FdChannel.connect(paths.streams);
+    channel.send(new TextEncoder().encode(JSON.stringify({ type: "server", secret: readSecret(paths) })));
+    const pipe = await socketPair();
+    channel.send(Uint8Array.of(0xff, 0x00, 0x7b));
+    channel.send(new TextEncoder().encode(JSON.stringify({ type: "stream", conn: "x" })), [pipe.fd]);
+    channel.send(new TextEncoder().encode("not json"), [pipe.fd, pipe.fd]);
+    // The host closed its copies: the other end sees the end of the stream once ours is closed too.
+    pipe.closeOurs();
+    await pipe.ended;
+    channel.close();
+    const c = await connect(first.url, s.id);
+    c.type("echo fine$((3*3))\r");
+    await c.waitForText("fine9");
+    expect(await serverConnections(first.url)).toBe(0);
+  }, 60_000);
 
   it("WEBMUX_HOST_STREAMS=relay keeps the stream in the server (the path Bun and TLS take)", async () => {
     const dir = dataDir();

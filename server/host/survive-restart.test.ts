@@ -11,8 +11,10 @@ import type { SessionInfo } from "../contract/types.ts";
 import { OuterTerminal } from "../cli/outer-terminal.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
+import { receivedFromStart } from "../testing/stream-check.ts";
 import { BUN_WEBMUX, endDataDirs, listeningUrl, NODE_WEBMUX, runWebmux, serverApi, stopWebmuxProcesses, type WebmuxRun } from "../testing/webmux-process.ts";
 import { HostConnection } from "./host-client.ts";
+import { fdPassingSupported } from "./fd-channel.ts";
 import { hostPaths, processExists } from "./host-dir.ts";
 import type { AdoptedSession } from "./hosted-sessions.ts";
 import { HOST_PROTOCOL, PeerRole } from "./protocol.ts";
@@ -43,10 +45,20 @@ afterEach(async () => {
 
 type Runtime = "node" | "bun";
 
-async function serve(dir: string, port = "0", runtime: Runtime = "node"): Promise<{ run: WebmuxRun; url: string }> {
+/**
+ * How the terminal streams travel (docs/design.md § The session host serves the streams): handed to
+ * the host (the default where descriptors can be handed: Node on Linux), or relayed through the
+ * server (Bun, TLS, or WEBMUX_HOST_STREAMS=relay). A relayed stream drops with its server and
+ * resumes; a handed one does not even drop.
+ */
+type Streams = "relay" | "handed";
+const STREAMS: Streams[] = fdPassingSupported() ? ["relay", "handed"] : ["relay"];
+
+async function serve(dir: string, port = "0", runtime: Runtime = "node", streams: Streams = "relay"): Promise<{ run: WebmuxRun; url: string }> {
   const run = runWebmux(["serve", "--port", port, "--data-dir", dir, "--token", TOKEN, "--no-qr", "--buffer-bytes", BUFFER_BYTES], {
     runtime: runtime === "bun" ? BUN_WEBMUX : NODE_WEBMUX,
     isolated: true,
+    env: streams === "relay" ? { WEBMUX_HOST_STREAMS: "relay" } : {},
   });
   return { run, url: await listeningUrl(run) };
 }
@@ -144,6 +156,39 @@ describe("sessions in the session host", () => {
     expectSeqLines(cli.output, 2_000_000);
   }, 240_000);
 
+  it.runIf(fdPassingSupported())("kill -9 of the server during seq 1 2000000 when the host serves the streams: a browser-style client and webmux attach never drop, and hold the session's output byte for byte", async () => {
+    const dir = dataDir();
+    const first = await serve(dir, "0", "node", "handed");
+    const trigger = join(dir, "second-half");
+    const s = await create(first.url, [...SHELL, "-c", `sleep 0.5; seq 1 1000000; while [ ! -e ${trigger} ]; do sleep 0.05; done; seq 1000001 2000000; echo ALL-DONE; exec sleep 1000`]);
+    const browser = await connect(first.url, s.id, { client: "browser-1" });
+    const cli = new OuterTerminal(["attach", s.id], { WEBMUX_URL: first.url, WEBMUX_TOKEN: TOKEN }, { cols: 80, rows: 24 });
+    outers.push(cli);
+    await waitFor(() => browser.output.includes("\n1000000\r"), { timeout: 60_000, message: "the first half at the browser client" });
+    await cli.waitForOutput("\n1000000\r", { timeout: 60_000 });
+    const half = browser.offset;
+    writeFileSync(trigger, "");
+    await waitFor(() => browser.offset > half + 100_000, { timeout: 30_000, message: "the second half under way" });
+    expect(await killHard(first.run)).toBe(null);
+    // No server runs, and the flood goes on reaching both clients through the host.
+    await waitFor(() => browser.output.includes("ALL-DONE"), { timeout: 120_000, message: "the end of the flood at the browser client" });
+    await cli.waitForOutput("ALL-DONE", { timeout: 120_000 });
+    expect(browser.closeCode).toBe(null);
+    expect(cli.exit).toBe(null);
+
+    const second = await serve(dir, "0", "node", "handed");
+    const listed = await sessions(second.url);
+    expect(listed.map((x) => [x.id, x.generation, x.status, x.clients])).toEqual([[s.id, s.generation, "running", 2]]);
+    const buffer = await api(second.url, `/api/sessions/${s.id}/buffer`);
+    expect(buffer.headers.get("x-webmux-start")).toBe("0");
+    const all = Buffer.from(await buffer.arrayBuffer());
+    const held = receivedFromStart(browser);
+    expect(held.length).toBe(all.length);
+    expect(held.equals(all)).toBe(true);
+    expectSeqLines(held.toString("latin1"), 2_000_000);
+    expectSeqLines(cli.output, 2_000_000);
+  }, 240_000);
+
   it.each<[Runtime]>([["node"], ["bun"]])("SIGTERM of the server (%s) leaves the sessions running and says how to end them; webmux stop ends them and the host", async (runtime) => {
     const dir = dataDir();
     const first = await serve(dir, "0", runtime);
@@ -167,11 +212,11 @@ describe("sessions in the session host", () => {
     expect(processExists(hostPid)).toBe(false);
   }, 60_000);
 
-  it("a submission the host received before the server was killed is written once, and the next server answers its state", async () => {
+  it.each(STREAMS)("a submission the host received before the server was killed is written once, and the next server answers its state (streams %s)", async (streams) => {
     const dir = dataDir();
     const trigger = join(dir, "trigger");
     const sink = join(dir, "sink");
-    const first = await serve(dir);
+    const first = await serve(dir, "0", "node", streams);
     // Reads nothing until the trigger exists, so the submission's bytes wait in the PTY (a raw
     // terminal takes 4 KiB): the host holds the record `received` while the server dies.
     const s = await create(first.url, [...SHELL, "-c", `stty raw -echo; echo READY; while [ ! -e ${trigger} ]; do sleep 0.05; done; exec cat > ${sink}`]);
@@ -188,7 +233,7 @@ describe("sessions in the session host", () => {
     await waitFor(() => existsSync(sink) && readFileSync(sink, "latin1").includes(marker), { message: "the program reads the draft" });
     await waitFor(async () => (await hostSessions(dir))[0]?.submissions.find((x) => x.id === "submission-1")?.state === "written", { message: "written in the host" });
 
-    const second = await serve(dir, new URL(first.url).port);
+    const second = await serve(dir, new URL(first.url).port, "node", streams);
     const c2 = await connect(second.url, s.id, { client: "compose-1", resume: { generation: c1.generation!, offset: c1.offset } });
     await c2.waitForFrames((f) => f.some((x) => x.type === "status"));
     c2.query(["submission-1"]);
@@ -202,9 +247,9 @@ describe("sessions in the session host", () => {
     expect(seen.split(marker).length - 1).toBe(1);
   }, 90_000);
 
-  it("kill -9 of the host: its shells end with it, the server removes their sessions (4404), and the next session starts a new host", async () => {
+  it.each(STREAMS)("kill -9 of the host: its shells end with it, the server removes their sessions (4404), and the next session starts a new host (streams %s)", async (streams) => {
     const dir = dataDir();
-    const { url } = await serve(dir);
+    const { url } = await serve(dir, "0", "node", streams);
     const a = await create(url, SHELL);
     const b = await create(url, SHELL);
     const viewer = await connect(url, a.id);
@@ -214,7 +259,15 @@ describe("sessions in the session host", () => {
     process.kill(hostPid, "SIGKILL");
     // The PTYs' masters closed with the host: the kernel hangs up their shells.
     await waitFor(() => !processExists(a.pid!) && !processExists(b.pid!), { timeout: 20_000, message: "no orphaned shell" });
-    expect(await viewer.closed()).toBe(4404);
+    if (streams === "relay") expect(await viewer.closed()).toBe(4404);
+    else {
+      // The host served the stream: its death drops the connection, and the reconnect hears 4404.
+      expect(await viewer.closed()).toBe(1006);
+      await waitFor(async () => (await sessions(url)).length === 0, { message: "the sessions removed" });
+      const again = await TerminalClient.connect(url, a.id, { token: TOKEN }).catch(() => null);
+      if (again) clients.push(again);
+      expect(await again?.closed()).toBe(4404);
+    }
     await waitFor(async () => (await sessions(url)).length === 0, { message: "the sessions removed" });
 
     const c = await create(url, [...SHELL, "-c", "echo NEW-HOST-$((6*7)); exec sleep 1000"]);
