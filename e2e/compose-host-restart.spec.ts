@@ -3,7 +3,10 @@
  * status reached the browser, a new server on the same data dir: the page reconnects on its own,
  * the compose box shows the draft delivered and never sends it again, and the program read it
  * once (docs/design.md § What survives a restart). The first server holds every `written` back
- * (WEBMUX_TEST_HOLD_SUBMIT_ANSWERS), so the kill lands inside that window every time.
+ * (WEBMUX_TEST_HOLD_SUBMIT_ANSWERS), so the kill lands inside that window every time. The stream
+ * is relayed through the server (WEBMUX_HOST_STREAMS=relay, the path Bun and TLS take): a stream the
+ * host serves itself does not drop with the server at all (docs/design.md § The session host serves
+ * the streams; server/host/survive-restart.test.ts covers its submissions).
  */
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -31,7 +34,7 @@ setInterval(() => {}, 1 << 30);
 
 const draft = (page: Page, start: string) => page.locator(".compose__draft", { hasText: start });
 
-test.use({ sessionHost: true, serverEnv: { WEBMUX_TEST_HOLD_SUBMIT_ANSWERS: "1" } });
+test.use({ sessionHost: true, serverEnv: { WEBMUX_TEST_HOLD_SUBMIT_ANSWERS: "1", WEBMUX_HOST_STREAMS: "relay" } });
 
 test("server killed after the host wrote a draft, before the browser heard: after the restart it shows delivered, never resent", async ({ page, server }) => {
   const file = join(await mkdtemp(join(tmpdir(), "webmux-compose-host-")), "input");

@@ -182,12 +182,14 @@ export class FdListener {
     this.watch = fp.watchReadable(this.fd, () => this.acceptAll());
   }
 
-  close(): void {
+  /** Stop listening; the socket's path is removed unless `keepPath` (another process listens there now). */
+  close(options: { keepPath?: boolean } = {}): void {
     if (this.fd < 0) return;
     const fp = required();
     fp.unwatch(this.watch);
     fp.closeFd(this.fd);
     this.fd = -1;
+    if (options.keepPath) return;
     try {
       unlinkSync(this.path);
     } catch {

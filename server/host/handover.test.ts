@@ -11,6 +11,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { SessionInfo } from "../contract/types.ts";
 import { TerminalClient } from "../testing/terminal-client.ts";
 import { waitFor } from "../testing/wait.ts";
+import { fetchDebugStats } from "../testing/debug-stats.ts";
+import { fdPassingSupported } from "./fd-channel.ts";
 import { BUN_WEBMUX, endDataDirs, listeningUrl, NODE_WEBMUX, runWebmux, serverApi, type WebmuxRun } from "../testing/webmux-process.ts";
 import { HostConnection } from "./host-client.ts";
 import { hostPaths, processExists } from "./host-dir.ts";
@@ -113,15 +115,16 @@ describe("a session host replaced by another build", () => {
     expect(childrenOf(oldHost.pid).sort()).toEqual([a.pid, b.pid].sort());
 
     expect(await stopServer(first)).toBe(0);
-    await viewer.closed();
-    const resumeAt = { generation: viewer.generation!, offset: viewer.offset };
-    const before = Buffer.concat([viewer.snapshots[0] ?? Buffer.alloc(0), viewer.output]);
-    expect(before.length).toBe(resumeAt.offset);
     writeFileSync(trigger, "");
 
     // The next build: the old host refuses its hello, hands the sessions over, and the server starts.
     const second = await serve(dir, NEXT);
     expect(second.run.err()).toContain(`it handed 2 sessions over to a session host of this build`);
+    // A relayed stream closed with the first server; one the old host served closed at the handover.
+    await viewer.closed();
+    const resumeAt = { generation: viewer.generation!, offset: viewer.offset };
+    const before = Buffer.concat([viewer.snapshots[0] ?? Buffer.alloc(0), viewer.output]);
+    expect(before.length).toBe(resumeAt.offset);
     const newHost = await hostOf(dir, HOST_PROTOCOL + 1);
     expect(newHost.pid).not.toBe(oldHost.pid);
     // The old host stays on as the programs' reaper: they are still its children (and so is the new host).
@@ -176,13 +179,28 @@ describe("a session host replaced by another build", () => {
     expect(deleted.status).toBeLessThan(300);
     expect((await sessions(second.url)).map((x) => x.id)).toEqual([b.id]);
 
-    // webmux stop of the new build: b gets its SIGHUP from the new host, the old one reports it and goes.
+    // The successor serves the terminal streams too (docs/design.md § The session host serves the streams).
+    if (fdPassingSupported()) expect((await fetchDebugStats(second.url, TOKEN)).terminalConnections).toBe(0);
+
+    // b is deleted: the old host, its last program gone, exits; the stream channel's path it listened at stays the successor's.
+    expect((await api(second.url, `/api/sessions/${b.id}`, { method: "DELETE" })).status).toBeLessThan(300);
+    expect(processExists(b.pid!)).toBe(false);
+    await waitFor(() => !processExists(oldHost.pid), { timeout: 20_000, message: "the old host gone with its last program" });
+    // (a new server opens a new channel: the path must still be there)
+    const c = await create(second.url, [...SHELL, "-c", "echo C-$((1+2)); exec sleep 1000"]);
+    expect(await stopServer(second)).toBe(0);
+    const again = await serve(dir, NEXT);
+    const cv = await connect(again.url, c.id);
+    await cv.waitForText("C-3");
+    if (fdPassingSupported()) expect((await fetchDebugStats(again.url, TOKEN)).terminalConnections).toBe(0);
+
+    // webmux stop of the new build: c gets its SIGHUP from the new host.
     const stop = runWebmux(["stop", "--data-dir", dir], { env: NEXT });
     expect(await stop.exit).toBe(0);
     expect(stop.out()).toContain("ended 1 session");
-    expect(processExists(b.pid!)).toBe(false);
+    expect(processExists(c.pid!)).toBe(false);
     await waitFor(() => !processExists(newHost.pid) && !processExists(oldHost.pid), { timeout: 20_000, message: "both hosts gone" });
-    await stopServer(second);
+    await stopServer(again);
   }, 90_000);
 
   it("a second handover (N → N+1 → N+2): the sessions survive both, the exit status goes through both reapers, and webmux stop ends every process", async () => {
@@ -204,11 +222,11 @@ describe("a session host replaced by another build", () => {
     await viewer.waitForText("ONE-21", 20_000);
     const resumeAt = { generation: viewer.generation!, offset: viewer.offset };
     await stopServer(second);
-    await viewer.closed();
 
     // The host that took the sessions over hands them over again, and stays on as a reaper itself.
     const third = await serve(dir, AFTER_NEXT);
     expect(third.run.err()).toContain("it handed 2 sessions over");
+    await viewer.closed();
     const host2 = await hostOf(dir, HOST_PROTOCOL + 2);
     expect(new Set([host0.pid, host1.pid, host2.pid]).size).toBe(3);
     expect(processExists(host0.pid) && processExists(host1.pid)).toBe(true);

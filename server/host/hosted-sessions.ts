@@ -532,6 +532,7 @@ export class HostedSessions implements HostService {
     const abort = () => {
       for (const h of handed) h.abort();
       this.applyPause();
+      this.streams?.relisten();
     };
     const sessions: HandedSession[] = [];
     const chunks: Uint8Array[] = [];
@@ -595,6 +596,8 @@ export class HostedSessions implements HostService {
       programs,
       release: () => {
         for (const h of handed) h.release();
+        // The successor listens for handed streams at the same path now.
+        this.streams?.stopListening({ keepPath: true });
         // What is left here only waits for the programs' exits; the successor holds the sessions.
         this.sessions.clear();
         this.runs.clear();

@@ -60,6 +60,7 @@ type Handed = HandedStreamInfo & { socket: Socket; terminal: TerminalConnection 
 
 export class HostedStreams {
   private listener: FdListener | null = null;
+  private path: string | null = null;
   private readonly channels = new Set<FdChannel>();
   private readonly streamed = new Map<number, Streamed>();
   private readonly handed = new Map<string, Handed>();
@@ -74,17 +75,28 @@ export class HostedStreams {
 
   /** Take handed streams at `path` from now on. */
   listen(path: string): void {
+    this.path = path;
     this.listener = new FdListener(path);
     this.listener.events.on("channel", (channel) => this.admit(channel));
     this.listener.events.on("refused", (uid) => this.log(`refused a stream channel of uid ${uid}`));
   }
 
-  /** Stop taking handed streams (the connections served go on until closeAll). */
-  stopListening(): void {
-    this.listener?.close();
+  /**
+   * Stop taking handed streams (the connections served go on until closeAll). `keepPath`: a
+   * successor host listens at the path now, and it must stay its.
+   */
+  stopListening(options: { keepPath?: boolean } = {}): void {
+    this.listener?.close(options);
     this.listener = null;
     for (const channel of this.channels) channel.close();
     this.channels.clear();
+  }
+
+  /** Listen again at the same path (a handover failed: a successor may have bound it meanwhile). */
+  relisten(): void {
+    const path = this.path;
+    this.stopListening({ keepPath: true });
+    if (path) this.listen(path);
   }
 
   get connectionCount(): number {
