@@ -96,6 +96,25 @@ function expectSeqLines(text: string, n: number): void {
   expect(lines.length).toBe(n);
 }
 
+/**
+ * `seq 1 2000000` with a browser-style client and `webmux attach` on it, and the server killed with
+ * SIGKILL in its second half: the flood waits halfway until both clients have the first half.
+ */
+async function killDuringFlood(dir: string, server: { run: WebmuxRun; url: string }): Promise<{ s: SessionInfo; browser: TerminalClient; cli: OuterTerminal }> {
+  const trigger = join(dir, "second-half");
+  const s = await create(server.url, [...SHELL, "-c", `sleep 0.5; seq 1 1000000; while [ ! -e ${trigger} ]; do sleep 0.05; done; seq 1000001 2000000; echo ALL-DONE; exec sleep 1000`]);
+  const browser = await connect(server.url, s.id, { client: "browser-1" });
+  const cli = new OuterTerminal(["attach", s.id], { WEBMUX_URL: server.url, WEBMUX_TOKEN: TOKEN }, { cols: 80, rows: 24 });
+  outers.push(cli);
+  await waitFor(() => browser.output.includes("\n1000000\r"), { timeout: 60_000, message: "the first half at the browser client" });
+  await cli.waitForOutput("\n1000000\r", { timeout: 60_000 });
+  const half = browser.offset;
+  writeFileSync(trigger, "");
+  await waitFor(() => browser.offset > half + 100_000, { timeout: 30_000, message: "the second half under way" });
+  expect(await killHard(server.run)).toBe(null);
+  return { s, browser, cli };
+}
+
 describe("sessions in the session host", () => {
   // The host runs on the first server's runtime; the second server may run on the other one.
   it.each<[Runtime, Runtime]>([
@@ -106,18 +125,7 @@ describe("sessions in the session host", () => {
     const dir = dataDir();
     const first = await serve(dir, "0", firstRuntime);
     const port = new URL(first.url).port;
-    const trigger = join(dir, "second-half");
-    // The flood waits halfway until both clients have its first half, so the kill lands in its second half.
-    const s = await create(first.url, [...SHELL, "-c", `sleep 0.5; seq 1 1000000; while [ ! -e ${trigger} ]; do sleep 0.05; done; seq 1000001 2000000; echo ALL-DONE; exec sleep 1000`]);
-    const browser = await connect(first.url, s.id, { client: "browser-1" });
-    const cli = new OuterTerminal(["attach", s.id], { WEBMUX_URL: first.url, WEBMUX_TOKEN: TOKEN }, { cols: 80, rows: 24 });
-    outers.push(cli);
-    await waitFor(() => browser.output.includes("\n1000000\r"), { timeout: 60_000, message: "the first half at the browser client" });
-    await cli.waitForOutput("\n1000000\r", { timeout: 60_000 });
-    const half = browser.offset;
-    writeFileSync(trigger, "");
-    await waitFor(() => browser.offset > half + 100_000, { timeout: 30_000, message: "the second half under way" });
-    expect(await killHard(first.run)).toBe(null);
+    const { s, browser, cli } = await killDuringFlood(dir, first);
     await browser.closed();
     const beforeBytes = Buffer.concat([browser.snapshots[0] ?? Buffer.alloc(0), browser.output]);
     const resumeAt = { generation: browser.generation!, offset: browser.offset };
@@ -159,17 +167,7 @@ describe("sessions in the session host", () => {
   it.runIf(fdPassingSupported())("kill -9 of the server during seq 1 2000000 when the host serves the streams: a browser-style client and webmux attach never drop, and hold the session's output byte for byte", async () => {
     const dir = dataDir();
     const first = await serve(dir, "0", "node", "handed");
-    const trigger = join(dir, "second-half");
-    const s = await create(first.url, [...SHELL, "-c", `sleep 0.5; seq 1 1000000; while [ ! -e ${trigger} ]; do sleep 0.05; done; seq 1000001 2000000; echo ALL-DONE; exec sleep 1000`]);
-    const browser = await connect(first.url, s.id, { client: "browser-1" });
-    const cli = new OuterTerminal(["attach", s.id], { WEBMUX_URL: first.url, WEBMUX_TOKEN: TOKEN }, { cols: 80, rows: 24 });
-    outers.push(cli);
-    await waitFor(() => browser.output.includes("\n1000000\r"), { timeout: 60_000, message: "the first half at the browser client" });
-    await cli.waitForOutput("\n1000000\r", { timeout: 60_000 });
-    const half = browser.offset;
-    writeFileSync(trigger, "");
-    await waitFor(() => browser.offset > half + 100_000, { timeout: 30_000, message: "the second half under way" });
-    expect(await killHard(first.run)).toBe(null);
+    const { s, browser, cli } = await killDuringFlood(dir, first);
     // No server runs, and the flood goes on reaching both clients through the host.
     await waitFor(() => browser.output.includes("ALL-DONE"), { timeout: 120_000, message: "the end of the flood at the browser client" });
     await cli.waitForOutput("ALL-DONE", { timeout: 120_000 });
