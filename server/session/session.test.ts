@@ -182,6 +182,24 @@ describe("Session's face: connections and retained output", () => {
     expect(s.clients).toBe(0);
   });
 
+  it("where the session host serves the streams, the list shows its seat and grid, and the PTY is not resized again", () => {
+    const { s, pty } = fakeSession();
+    let changes = 0;
+    s.events.on("changed", () => changes++);
+    s.setRemoteSeat({ controller: { clientId: "tab-1", label: "phone", since: 5 }, clients: 2 });
+    expect(s.info()).toMatchObject({ clients: 2, controller: { clientId: "tab-1", label: "phone" } });
+    s.followResize(100, 30);
+    expect(s.info()).toMatchObject({ cols: 100, rows: 30 });
+    expect(pty.sizes).toEqual([]);
+    // A connection of this process (a chat end) holds the seat here: its lease speaks, the counts add up.
+    const local = s.connect(conn(1, "chat-1"));
+    expect(s.info()).toMatchObject({ clients: 3, controller: { clientId: "chat-1" } });
+    local.leave();
+    s.setRemoteSeat({ controller: null, clients: 0 });
+    expect(s.info()).toMatchObject({ clients: 0, controller: null });
+    expect(changes).toBe(5);
+  });
+
   it("reads retained output by absolute offset, clamped to what the ring still has", () => {
     const { s, pty } = fakeSession(16);
     pty.emit("0123456789");
