@@ -72,6 +72,13 @@ export class HostSocket {
     for (const part of parts) this.socket.write(part);
   }
 
+  /** A frame already in parts (encodeOutputFrameParts): written in order, corked with this turn's others. */
+  sendParts(parts: readonly Uint8Array[]): void {
+    if (this.closed) return;
+    this.cork();
+    for (const part of parts) this.socket.write(part);
+  }
+
   /** End the connection after what was sent has been written. */
   end(): void {
     if (this.closed) return;

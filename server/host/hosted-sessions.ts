@@ -16,7 +16,7 @@ import { CLOSE_GOING_AWAY, HostedStreams, type HandedStreamInfo, type StreamSour
 import type { RemoteSeat } from "../session/session.ts";
 import { TerminalScanner } from "../vt/terminal-scanner.ts";
 import { FIRST_HANDED_FD, type HandedSession, type HandoverDocument } from "./handover.ts";
-import { PeerRole } from "./protocol.ts";
+import { encodeOutputFrameParts, PeerRole } from "./protocol.ts";
 import { SHELL_NONCE_VARIABLE, ShellMarks, type ShellState } from "./shell-marks.ts";
 import { HostRequestError, type HostPeer, type HostReply, type HostService } from "./session-host.ts";
 
@@ -25,6 +25,15 @@ import { HostRequestError, type HostPeer, type HostReply, type HostService } fro
  * stalled server must not make the host buffer without bound (the rings keep what it missed).
  */
 export const HOST_OUTPUT_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+/**
+ * While the host serves a run's terminal streams itself, its output reaches the server's mirror in
+ * batches of up to this long: no client waits on the mirror, and one frame per batch instead of one
+ * per PTY read saves both processes a write, a wake-up and a decode per read (docs/design.md § The
+ * session host serves the streams).
+ */
+export const MIRROR_BATCH_MS = 5;
+/** …or of this many bytes, whichever comes first. */
+export const MIRROR_BATCH_BYTES = 256 * 1024;
 /** A handover waits this long for a program that is ending to be gone, rather than hand over its last moments. */
 const HANDOVER_EXIT_WAIT_MS = 3_000;
 /** Submission records kept per session (as many as the server's own log keeps). */
@@ -67,6 +76,10 @@ type HostedRun = {
   pausedByStream: boolean;
   /** the Session that serves the run's streams here, fed after the ring (docs/design.md § The session host serves the streams) */
   tap: RunTap | null;
+  /** output not sent to the server's mirror yet (a batch, while `tap` serves the streams) */
+  mirror: Uint8Array[];
+  mirrorBytes: number;
+  mirrorTimer: ReturnType<typeof setTimeout> | null;
 };
 
 /** The feed of a streamed Session: the run's output after it is in the ring, then its exit. */
@@ -313,6 +326,7 @@ export class HostedSessions implements HostService {
   peerLeft(peer: HostPeer): void {
     if (peer !== this.server) return;
     this.server = null;
+    this.dropMirrorBatches();
     // Nobody reads now: the rings keep the output, and nothing is waiting on a socket any more.
     // Pauses the server asked for end with it (its slow clients are gone; the next server decides anew).
     this.pausedByQueue = false;
@@ -486,6 +500,9 @@ export class HostedSessions implements HostService {
       shell: nonce ? new ShellMarks(nonce) : null,
       pausedByStream: false,
       tap: null,
+      mirror: [],
+      mirrorBytes: 0,
+      mirrorTimer: null,
     };
     session.run = run;
     this.runs.set(ref, { session, run });
@@ -501,22 +518,68 @@ export class HostedSessions implements HostService {
       const events = run.scanner.feed(chunk);
       if (shell && events.length > 0) shell.follow(events);
       // The streams served here first: the echo leaves before the server's copy.
-      run.tap?.data(chunk);
       const server = this.server;
+      if (run.tap) {
+        run.tap.data(chunk);
+        if (server) this.batchForMirror(run, chunk);
+        return;
+      }
       if (!server) return;
-      server.send({ type: "output", ref, marks: [], data: chunk });
-      if (!this.pausedByQueue && server.socket.queuedBytes > HOST_OUTPUT_HIGH_WATER_BYTES) this.pauseForQueue(server);
+      this.flushMirror(run);
+      this.sendOutput(server, ref, chunk);
     });
     pty.onExit((exit) => {
       run.status = "exited";
       run.exitCode = exit.exitCode;
       this.adoptedPtys.delete(pty.pid);
       run.tap?.exit(exit);
+      // Every byte before the exit, then the exit.
+      this.flushMirror(run);
       this.server?.emit("exit", { ref, exitCode: exit.exitCode, signal: exit.signal });
       this.log(`session ${session.meta.id} run ${ref} exited with ${exit.exitCode}`);
       this.onChange();
     });
     this.applyPauseOf(run);
+  }
+
+  private sendOutput(server: HostPeer, ref: number, data: Uint8Array): void {
+    server.send({ type: "output", ref, marks: [], data });
+    if (!this.pausedByQueue && server.socket.queuedBytes > HOST_OUTPUT_HIGH_WATER_BYTES) this.pauseForQueue(server);
+  }
+
+  private batchForMirror(run: HostedRun, chunk: Uint8Array): void {
+    run.mirror.push(chunk);
+    run.mirrorBytes += chunk.length;
+    if (run.mirrorBytes >= MIRROR_BATCH_BYTES) this.flushMirror(run);
+    else if (!run.mirrorTimer) {
+      run.mirrorTimer = setTimeout(() => this.flushMirror(run), MIRROR_BATCH_MS);
+      run.mirrorTimer.unref?.();
+    }
+  }
+
+  /** Send the run's batch to the server's mirror now (before anything that must follow its bytes). */
+  private flushMirror(run: HostedRun): void {
+    if (run.mirrorTimer) clearTimeout(run.mirrorTimer);
+    run.mirrorTimer = null;
+    if (run.mirrorBytes === 0) return;
+    const chunks = run.mirror;
+    run.mirror = [];
+    run.mirrorBytes = 0;
+    const server = this.server;
+    if (!server) return;
+    // One frame, its chunks written as they are (no join).
+    server.socket.sendParts(encodeOutputFrameParts(run.ref, chunks));
+    if (!this.pausedByQueue && server.socket.queuedBytes > HOST_OUTPUT_HIGH_WATER_BYTES) this.pauseForQueue(server);
+  }
+
+  /** The server went away: its batches with it (the next server adopts the rings, which hold every byte). */
+  private dropMirrorBatches(): void {
+    for (const { run } of this.runs.values()) {
+      if (run.mirrorTimer) clearTimeout(run.mirrorTimer);
+      run.mirrorTimer = null;
+      run.mirror = [];
+      run.mirrorBytes = 0;
+    }
   }
 
   /**
@@ -636,6 +699,9 @@ export class HostedSessions implements HostService {
         shell: h.shell ? ShellMarks.restore(h.shell) : null,
         pausedByStream: false,
         tap: null,
+        mirror: [],
+        mirrorBytes: 0,
+        mirrorTimer: null,
       };
       session.run = run;
       this.runs.set(run.ref, { session, run });

@@ -4,6 +4,7 @@ import {
   decodeHostFrame,
   encodeHostFrame,
   encodeHostFrameParts,
+  encodeOutputFrameParts,
   FRAME_HEADER_BYTES,
   HostEncodeError,
   HostFrameReader,
@@ -86,6 +87,15 @@ describe("host protocol: byte vectors", () => {
     expect(parts).toHaveLength(2);
     expect(parts[1]).toBe(data);
     expect(toHex(parts[0]!)).toBe("00 00 00 09 20 00 00 00 01 00 00");
+  });
+
+  it("a batch of output chunks is one OUTPUT frame: the header counts them all, the chunks follow unjoined", () => {
+    const chunks = [hex("41 42"), new Uint8Array(0), hex("43")];
+    const parts = encodeOutputFrameParts(7, chunks);
+    expect(toHex(parts[0]!)).toBe("00 00 00 0a 20 00 00 00 07 00 00");
+    expect(parts.slice(1)).toEqual([chunks[0], chunks[2]]);
+    const joined = Buffer.concat(parts);
+    expect(joined.equals(Buffer.from(encodeHostFrame({ type: "output", ref: 7, marks: [], data: hex("41 42 43") })))).toBe(true);
   });
 
   it("refuses to encode what a field cannot hold", () => {

@@ -207,11 +207,22 @@ const INPUT_HEADER_BYTES = FRAME_HEADER_BYTES + 1 + 4 + 1;
  * into one header: the same bytes as the general writer, without its per-field allocations.
  * `flags` < 0 means OUTPUT (a zero mark count follows the ref instead of the flags byte).
  */
-function hotFrameParts(type: number, ref: number, flags: number, data: Uint8Array): Uint8Array[] {
+/**
+ * One OUTPUT frame (no marks) whose bytes are `chunks` in order, as parts: the header, then the
+ * chunks themselves, not joined (a batch for the server's mirror is written without a copy).
+ */
+export function encodeOutputFrameParts(ref: number, chunks: readonly Uint8Array[]): Uint8Array[] {
+  let length = 0;
+  for (const c of chunks) length += c.length;
+  const [head] = hotFrameParts(HostFrame.OUTPUT, ref, -1, EMPTY, length);
+  return [head!, ...chunks.filter((c) => c.length > 0)];
+}
+
+function hotFrameParts(type: number, ref: number, flags: number, data: Uint8Array, dataLength = data.length): Uint8Array[] {
   if (!Number.isInteger(ref) || ref < 0 || ref > U32_MAX) throw new HostEncodeError(`not a u32: ${ref}`);
   const output = flags < 0;
   const headerBytes = output ? OUTPUT_HEADER_BYTES : INPUT_HEADER_BYTES;
-  const bodyLength = headerBytes - FRAME_HEADER_BYTES + data.length;
+  const bodyLength = headerBytes - FRAME_HEADER_BYTES + dataLength;
   if (bodyLength > MAX_HOST_FRAME_BYTES) throw new HostEncodeError(`frame of ${bodyLength} bytes is over the limit`);
   const head = new Uint8Array(headerBytes);
   writeU32(head, 0, bodyLength);
