@@ -209,6 +209,8 @@ export class HostedSessions implements HostService {
         if (!s || (s.cols === cols && s.rows === rows)) return;
         s.cols = cols;
         s.rows = rows;
+        // The mirror's screen must take the bytes printed before the resize at the old size.
+        if (s.run) this.flushMirror(s.run);
         this.server?.emit("grid", { id, cols, rows });
       },
       emit: (name, body) => this.server?.emit(name, body),
