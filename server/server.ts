@@ -227,6 +227,12 @@ export async function startWebmux(options: WebmuxOptions): Promise<Webmux> {
       seat: (id, seat) => registry.get(id)?.setRemoteSeat(seat),
       input: (id) => registry.get(id)?.noteUserInput(),
       grid: (id, cols, rows) => registry.get(id)?.followResize(cols, rows),
+      snapshot: async (id, options) => {
+        const session = registry.get(id);
+        if (!session) throw new Error(`no session ${id}`);
+        const state = await session.serializeScreen(options);
+        return { state, gaps: session.stats().screen.gaps };
+      },
     });
     registry.events.on("removing", (id) => host.closeSessionStreams(id));
     terminals.setHandoff((req, socket, head, url, principal, id) => {

@@ -45,6 +45,9 @@ export type HostLinkEvents = {
   grid: [sessionId: string, cols: number, rows: number];
 };
 
+/** The server's mirror makes a snapshot the host asked for (a replay of a stream the host serves). */
+export type MirrorSnapshot = (sessionId: string, options: { scrollback?: number }) => Promise<{ state: string; gaps: number }>;
+
 /** One program running in the host, as the Session sees a PTY. */
 class RemotePty implements PtyProcess {
   pid = 0;
@@ -140,6 +143,10 @@ export type HostLinkOptions = StartHostOptions & {
 export class HostLink {
   readonly events = new Emitter<HostLinkEvents>();
   private readonly runs = new Map<number, RemotePty>();
+  /** the session of each run, for the host's questions about a run */
+  private readonly runSessions = new Map<number, string>();
+  /** makes the snapshots the host asks for; none: the host is told it cannot have one */
+  mirrorSnapshot: MirrorSnapshot | null = null;
   private nextRef = 1;
   private lost = false;
   /** the channel that hands terminal streams to the host, or null: they are relayed (docs/design.md § The session host serves the streams) */
@@ -201,6 +208,7 @@ export class HostLink {
           pty = new RemotePty(link, run.ref);
           pty.started(run.pid);
           link.runs.set(run.ref, pty);
+          link.runSessions.set(run.ref, session.id);
         }
       }
       adopted.push({ ...session, bytes, pty });
@@ -228,11 +236,30 @@ export class HostLink {
       this.handed.delete(b.conn);
       return;
     }
+    if (name === "snapshot" && Number.isInteger(b.req)) {
+      this.answerSnapshot(b.req as number, b.ref, typeof b.scrollback === "number" ? b.scrollback : undefined);
+      return;
+    }
     if (typeof b.id !== "string") return;
     if (name === "seat" && Number.isInteger(b.clients)) {
       this.events.emit("seat", b.id, (b.clients as number) > 0 ? { controller: (b.controller as RemoteSeat["controller"]) ?? null, clients: b.clients as number } : null);
     } else if (name === "input") this.events.emit("input", b.id);
     else if (name === "grid" && Number.isInteger(b.cols) && Number.isInteger(b.rows)) this.events.emit("grid", b.id, b.cols as number, b.rows as number);
+  }
+
+  /**
+   * The host asks the mirror of run `ref` for a snapshot; asked now, while every OUTPUT frame before
+   * the question has been taken and none after it, so the snapshot is the state as of the host's
+   * replay position.
+   */
+  private answerSnapshot(req: number, ref: unknown, scrollback: number | undefined): void {
+    const sessionId = typeof ref === "number" && this.runs.has(ref) ? this.runSessions.get(ref) : undefined;
+    const make = this.mirrorSnapshot;
+    const made = sessionId !== undefined && make ? make(sessionId, scrollback === undefined ? {} : { scrollback }) : Promise.reject(new Error(`no mirror of run ${String(ref)}`));
+    made.then(
+      ({ state, gaps }) => this.sendQuietly("snapshot", { req, gaps }, Buffer.from(state, "utf8")),
+      (err: Error) => this.sendQuietly("snapshot", { req, error: err.message || "no snapshot" }),
+    );
   }
 
   /** Whether terminal streams can be handed to this host now. */
@@ -288,6 +315,7 @@ export class HostLink {
     const ref = this.nextRef++;
     const pty = new RemotePty(this, ref);
     this.runs.set(ref, pty);
+    this.runSessions.set(ref, label.sessionId);
     const { label: _label, ...options } = spawn;
     const meta: HostedSessionMeta = { id: label.sessionId, cwd: spawn.cwd, command: label.command, env: label.env, createdAt: label.createdAt, title: label.title, hybrid: label.hybrid };
     this.connection
@@ -319,6 +347,7 @@ export class HostLink {
 
   forgetRun(ref: number): void {
     this.runs.delete(ref);
+    this.runSessions.delete(ref);
   }
 
   async call(method: string, params: unknown): Promise<unknown> {
@@ -331,9 +360,9 @@ export class HostLink {
   }
 
   /** A request whose answer nobody waits for. */
-  sendQuietly(method: string, params: unknown): void {
+  sendQuietly(method: string, params: unknown, data?: Uint8Array): void {
     if (this.lost) return;
-    this.connection.request(method, params).catch((err: Error) => {
+    this.connection.request(method, params, data).catch((err: Error) => {
       if (err instanceof HostCallError && err.code !== "NOT_FOUND") this.options.log?.(`session host: ${method} failed: ${err.message}`);
     });
   }
@@ -355,6 +384,7 @@ export class HostBinding {
   private opening: Promise<AdoptedRun[]> | null = null;
 
   private acceptor: WebSocketAcceptor | null = null;
+  private snapshot: MirrorSnapshot | null = null;
   private readonly forward: { seat: (id: string, seat: RemoteSeat | null) => void; input: (id: string) => void; grid: (id: string, cols: number, rows: number) => void } = {
     seat: () => {},
     input: () => {},
@@ -367,8 +397,10 @@ export class HostBinding {
    * Hand terminal streams to the host from now on, counted and checked by `acceptor`; the host's
    * reports of them go to the sessions (docs/design.md § The session host serves the streams).
    */
-  serveStreams(acceptor: WebSocketAcceptor, sessions: { seat(id: string, seat: RemoteSeat | null): void; input(id: string): void; grid(id: string, cols: number, rows: number): void }): void {
+  serveStreams(acceptor: WebSocketAcceptor, sessions: { seat(id: string, seat: RemoteSeat | null): void; input(id: string): void; grid(id: string, cols: number, rows: number): void; snapshot: MirrorSnapshot }): void {
     this.acceptor = acceptor;
+    this.snapshot = sessions.snapshot;
+    if (this.link) this.link.mirrorSnapshot = sessions.snapshot;
     this.forward.seat = (id, seat) => sessions.seat(id, seat);
     this.forward.input = (id) => sessions.input(id);
     this.forward.grid = (id, cols, rows) => sessions.grid(id, cols, rows);
@@ -399,6 +431,7 @@ export class HostBinding {
         link.events.on("input", (id) => this.forward.input(id));
         link.events.on("grid", (id, cols, rows) => this.forward.grid(id, cols, rows));
         if (this.acceptor) link.trackAdoptedStreams(this.acceptor);
+        link.mirrorSnapshot = this.snapshot;
         link.events.on("lost", () => {
           this.options.log?.(`webmux: the session host (pid ${link.hostPid}) went away; its sessions ended with it`);
           this.options.onLost();

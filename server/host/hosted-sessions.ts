@@ -12,7 +12,7 @@ import { terminate, TERMINATE_GRACE_MS } from "../pty/terminate.ts";
 import { RingBuffer } from "../session/ring-buffer.ts";
 import { Session } from "../session/session.ts";
 import { CloseCode } from "../contract/protocol.ts";
-import { CLOSE_GOING_AWAY, HostedStreams, type HandedStreamInfo, type StreamSource } from "./hosted-streams.ts";
+import { CLOSE_GOING_AWAY, HostedStreams, RemoteScreen, type HandedStreamInfo, type RemoteSnapshot, type StreamSource } from "./hosted-streams.ts";
 import type { RemoteSeat } from "../session/session.ts";
 import { TerminalScanner } from "../vt/terminal-scanner.ts";
 import { FIRST_HANDED_FD, type HandedSession, type HandoverDocument } from "./handover.ts";
@@ -34,6 +34,8 @@ export const HOST_OUTPUT_HIGH_WATER_BYTES = 4 * 1024 * 1024;
 export const MIRROR_BATCH_MS = 5;
 /** …or of this many bytes, whichever comes first. */
 export const MIRROR_BATCH_BYTES = 256 * 1024;
+/** A snapshot the server's mirror has not made within this long is given up: the replay falls back (raw, or modes and a redraw). */
+export const REMOTE_SNAPSHOT_TIMEOUT_MS = 15_000;
 /** A handover waits this long for a program that is ending to be gone, rather than hand over its last moments. */
 const HANDOVER_EXIT_WAIT_MS = 3_000;
 /** Submission records kept per session (as many as the server's own log keeps). */
@@ -187,6 +189,9 @@ export class HostedSessions implements HostService {
   onChange: () => void = () => {};
   /** the terminal streams this host serves, once `serveStreams` was called */
   private streams: HostedStreams | null = null;
+  /** snapshots asked of the server's mirror, by request number */
+  private readonly snapshots = new Map<number, { resolve: (s: RemoteSnapshot) => void; reject: (err: Error) => void; timer: ReturnType<typeof setTimeout> }>();
+  private nextSnapshot = 1;
 
   constructor(
     private readonly spawnPty: SpawnPty,
@@ -273,6 +278,7 @@ export class HostedSessions implements HostService {
       rows: hosted.rows,
       ...(hosted.meta.title ? { title: hosted.meta.title } : {}),
       bufferBytes: run.ring.capacity,
+      makeScreen: () => new RemoteScreen((options) => this.snapshotOnServer(run, options)),
       spawnPty: () => {
         throw new PtySpawnError("PTY_SPAWN_FAILED", "a streamed session follows the host's run; it starts none");
       },
@@ -306,6 +312,32 @@ export class HostedSessions implements HostService {
     };
   }
 
+  /**
+   * A snapshot of run `run` from the server's mirror, as of every byte read so far: the mirror's
+   * batch goes first, and the request follows it on the same socket.
+   */
+  private snapshotOnServer(run: HostedRun, options?: { scrollback?: number }): Promise<RemoteSnapshot> {
+    const server = this.server;
+    if (!server) return Promise.reject(new Error("no server is connected to make the snapshot"));
+    this.flushMirror(run);
+    const req = this.nextSnapshot++;
+    return new Promise<RemoteSnapshot>((resolve, reject) => {
+      const timer = setTimeout(() => this.settleSnapshot(req, new Error("the server made no snapshot in time")), REMOTE_SNAPSHOT_TIMEOUT_MS);
+      timer.unref?.();
+      this.snapshots.set(req, { resolve, reject, timer });
+      server.emit("snapshot", { req, ref: run.ref, ...(options?.scrollback !== undefined ? { scrollback: options.scrollback } : {}) });
+    });
+  }
+
+  private settleSnapshot(req: number, answer: RemoteSnapshot | Error): void {
+    const waiting = this.snapshots.get(req);
+    if (!waiting) return;
+    this.snapshots.delete(req);
+    clearTimeout(waiting.timer);
+    if (answer instanceof Error) waiting.reject(answer);
+    else waiting.resolve(answer);
+  }
+
   sessionCount(): number {
     return this.sessions.size;
   }
@@ -329,6 +361,7 @@ export class HostedSessions implements HostService {
     if (peer !== this.server) return;
     this.server = null;
     this.dropMirrorBatches();
+    for (const req of [...this.snapshots.keys()]) this.settleSnapshot(req, new Error("the server went away"));
     // Nobody reads now: the rings keep the output, and nothing is waiting on a socket any more.
     // Pauses the server asked for end with it (its slow clients are gone; the next server decides anew).
     this.pausedByQueue = false;
@@ -389,6 +422,14 @@ export class HostedSessions implements HostService {
           session.meta.title = title;
           this.streams?.setTitle(session.meta.id, title);
         }
+        return { result: null };
+      }
+      case "snapshot": {
+        // The server's answer to a snapshot this host asked its mirror for: the state in `data`, or why not.
+        const req = param(params, "req", isRef);
+        const error = isRecord(params) ? params.error : undefined;
+        if (typeof error === "string") this.settleSnapshot(req, new Error(error.slice(0, 200)));
+        else this.settleSnapshot(req, { state: new TextDecoder().decode(data), gaps: param(params, "gaps", isRef) });
         return { result: null };
       }
       case "close-streams": {

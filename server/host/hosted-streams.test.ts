@@ -128,6 +128,49 @@ describe.runIf(fdPassingSupported())("the session host serves the terminal strea
     await waitFor(() => !processExists(s.pid!), { message: "the shell ended" });
   }, 120_000);
 
+  it("a replay that needs a snapshot gets the server mirror's, as of its position; with no server a resync falls back to the raw bytes", async () => {
+    const dir = dataDir();
+    const first = await serve(dir);
+    const s = await create(first.url, { command: SHELL });
+    const driver = await connect(first.url, s.id, { client: "driver-1" });
+    driver.type("printf 'snap-%s\\n' one two three\r");
+    await driver.waitForText("snap-three");
+    // A resize makes the raw output unfit for a fresh screen: a fresh attach gets a made snapshot.
+    driver.resize(90, 20);
+    await waitFor(async () => (await listed(first.url, s.id)).cols === 90, { message: "the resize" });
+    driver.type("echo after-resize\r");
+    await driver.waitForText("\rafter-resize\r\n");
+    const fresh = await connect(first.url, s.id, { client: "fresh-1", screen: { cols: 90, rows: 20 } });
+    await fresh.waitForFrames((f) => f.some((x) => x.type === "status"));
+    expect(fresh.position).toMatchObject({ mode: "reset", truncated: false });
+    expect(fresh.snapshots).toHaveLength(1);
+    // Made by the server's mirror, not the raw bytes (what the host falls back to without a server).
+    const raw = Buffer.from(await (await api(first.url, `/api/sessions/${s.id}/buffer`)).arrayBuffer());
+    expect(raw.length).toBe(fresh.position!.end);
+    expect(Buffer.from(fresh.snapshots[0]!).equals(raw)).toBe(false);
+    const lines = (await fresh.screenLines()).join("\n");
+    expect(lines).toContain("snap-three");
+    expect(lines).toContain("after-resize");
+    // The snapshot is the state as of the position's end: the live bytes after it carry on exactly.
+    fresh.type("echo and-then\r");
+    fresh.takeControl();
+    fresh.type("echo typed-after\r");
+    await fresh.waitForText("typed-after");
+    expect((await fresh.screenLines()).join("\n")).toContain("typed-after");
+
+    // No server: the host cannot ask for a snapshot; a resync gets the raw bytes instead, and works.
+    first.run.proc.kill("SIGKILL");
+    await first.run.exit;
+    const before = fresh.snapshots.length;
+    fresh.resync();
+    await waitFor(() => fresh.snapshots.length > before, { message: "the resync's replay" });
+    const fallback = Buffer.from(fresh.snapshots.at(-1)!);
+    expect(fallback.subarray(0, raw.length).equals(raw)).toBe(true);
+    expect(fallback.length).toBe(fresh.position!.end);
+    fresh.type("echo still-live\r");
+    await fresh.waitForText("still-live");
+  }, 90_000);
+
   it("a revoked token's stream served by the host closes with 1008, also one a restarted server learned of; other streams go on", async () => {
     const dir = dataDir();
     const first = await serve(dir, {}, ["--open-api"]);

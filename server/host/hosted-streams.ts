@@ -14,7 +14,8 @@ import { WebSocketAcceptor } from "../hub/accept.ts";
 import { attachTerminalSocket } from "../hub/terminal-hub.ts";
 import type { TerminalConnection } from "../hub/terminal-connection.ts";
 import { TerminalStream } from "../hub/terminal-stream.ts";
-import type { RemoteSeat, Session } from "../session/session.ts";
+import type { RemoteSeat, Session, SessionScreen } from "../session/session.ts";
+import type { HeadlessScreenStats, ReadResult } from "../session/headless-screen.ts";
 import { FdListener, socketFromFd, type FdChannel, type FdHandoff } from "./fd-channel.ts";
 import { secretsEqual } from "../http/credentials.ts";
 import { parseHandedMessage, principalOf, type HandedMessage, type HandedPrincipal } from "./stream-handoff.ts";
@@ -27,6 +28,51 @@ export const INPUT_NOTE_INTERVAL_MS = 1_000;
 export const CLOSE_GOING_AWAY = 1001;
 /** Handed connections the host serves at most (the server counts them against its own limits first). */
 const MAX_HANDED_STREAMS = 4096;
+
+/** What the server's mirror answered for a snapshot: the state, and its count of lost output (a redraw follows a new one). */
+export type RemoteSnapshot = { state: string; gaps: number };
+
+/**
+ * The screen of a Session the host streams from: the server's mirror, which parses every byte
+ * anyway, so the host parses none (one headless terminal per session across both processes, not
+ * two). A replay that needs a snapshot asks the server for it, after every byte before it has gone
+ * to the server's mirror, so the snapshot is the state as of the replay's position. With no server
+ * to ask, the replay falls back as for a mirror that failed: the raw bytes, or the modes and a
+ * redraw request (docs/design.md § Snapshots).
+ */
+export class RemoteScreen implements SessionScreen {
+  private gaps = 0;
+
+  constructor(private readonly ask: (options?: { scrollback?: number }) => Promise<RemoteSnapshot>) {}
+
+  write(): void {}
+  resize(): void {}
+  reset(): void {}
+  dispose(): void {}
+
+  async serialize(options?: { scrollback?: number }): Promise<string> {
+    const answer = await this.ask(options);
+    this.gaps = Math.max(this.gaps, answer.gaps);
+    return answer.state;
+  }
+
+  /** The list's preview is the server's (its own mirror); a status frame from here carries none. */
+  async preview(): Promise<string[]> {
+    return [];
+  }
+
+  read(): Promise<ReadResult> {
+    return Promise.reject(new Error("the session host reads no screen: the server's mirror does"));
+  }
+
+  onChange(): () => void {
+    return () => {};
+  }
+
+  stats(): HeadlessScreenStats {
+    return { postedBytes: 0, parsedBytes: 0, pendingBytes: 0, droppedBytes: 0, gaps: this.gaps, skimmedBytes: 0, skimming: false };
+  }
+}
 
 /** What the host's sessions give the streams: a Session over a run, and the way to the server. */
 export interface StreamSource {

@@ -32,7 +32,7 @@ export type ReplaySource = {
   readonly generation: string;
   readonly ring: RingBuffer;
   readonly scanner: TerminalScanner;
-  readonly screen: HeadlessScreen;
+  readonly screen: Pick<HeadlessScreen, "serialize" | "stats">;
   /** the ring's end when the grid last changed during this run (0: never since its first byte);
    * bytes before it were drawn for another size */
   readonly resizedAt: number;

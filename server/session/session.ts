@@ -3,7 +3,7 @@ import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
 import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
 import { ControllerLease, type LeaseConnection, type LeaseEffect } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
-import { HeadlessScreen, type HeadlessScreenStats, type ReadResult } from "./headless-screen.ts";
+import { HeadlessScreen, type HeadlessScreenOptions, type HeadlessScreenStats, type ReadResult } from "./headless-screen.ts";
 import { Replayer, type ReplayPlan, type ResumePoint } from "./replay.ts";
 import { RingBuffer } from "./ring-buffer.ts";
 import { SubmissionLog, type RestoredSubmission, type SubmissionTarget } from "./submission-log.ts";
@@ -30,7 +30,15 @@ export type SessionOptions = {
   hybrid?: () => HybridInfo;
   /** A run the session host kept across a restart of the server: the session resumes it instead of starting one. */
   adopt?: AdoptedState;
+  /**
+   * The screen mirror (default: a headless terminal of this process). The session host's streamed
+   * Session uses the server's instead (docs/design.md § The session host serves the streams).
+   */
+  makeScreen?: (options: HeadlessScreenOptions) => SessionScreen;
 };
+
+/** What a Session asks of its screen mirror; a HeadlessScreen is one. */
+export type SessionScreen = Pick<HeadlessScreen, "write" | "resize" | "reset" | "serialize" | "preview" | "read" | "onChange" | "stats" | "dispose">;
 
 /**
  * What a restarted server takes over from the session host (docs/design.md, What survives a
@@ -116,7 +124,7 @@ export class Session {
   readonly createdAt: number;
   readonly events = new Emitter<SessionEvents>();
   private readonly ring: RingBuffer;
-  private readonly screen: HeadlessScreen;
+  private readonly screen: SessionScreen;
   private scanner = new TerminalScanner();
   /** who controls the session (docs/protocol.md § Controller rules); changed only through `connect`'s links */
   private readonly controllerLease = new ControllerLease();
@@ -169,7 +177,8 @@ export class Session {
     // session parked at its chat end) still describes itself validly; its first run uses it.
     this._generation = options.nextGeneration();
     this.ring = new RingBuffer(options.bufferBytes);
-    this.screen = new HeadlessScreen({ cols: options.cols, rows: options.rows, modes: () => this.scanner.restoreSequence() });
+    const screenOptions: HeadlessScreenOptions = { cols: options.cols, rows: options.rows, modes: () => this.scanner.restoreSequence() };
+    this.screen = options.makeScreen ? options.makeScreen(screenOptions) : new HeadlessScreen(screenOptions);
     this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
     if (options.adopt) this.resume(options.adopt);
   }
@@ -252,6 +261,11 @@ export class Session {
     return this.scanner;
   }
 
+  /** The terminal's state as a snapshot restores it, as of every byte so far (the session host asks it of the server's mirror). */
+  serializeScreen(options?: { scrollback?: number }): Promise<string> {
+    return this.screen.serialize(options);
+  }
+
   /** The screen as the mirror has it (the Agent API's read). */
   readScreen(options?: { scrollback?: number; styled?: boolean }): Promise<ReadResult> {
     return this.screen.read(options);
@@ -272,7 +286,7 @@ export class Session {
    * The headless screen itself, for tests that inject faults into the mirror (hold a snapshot
    * back, make it lose output). Product code never calls it (layers.test.ts).
    */
-  static mirrorForFaultTests(session: Session): HeadlessScreen {
+  static mirrorForFaultTests(session: Session): SessionScreen {
     return session.screen;
   }
 
