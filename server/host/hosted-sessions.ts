@@ -14,7 +14,7 @@ import { Session } from "../session/session.ts";
 import { CloseCode } from "../contract/protocol.ts";
 import { CLOSE_GOING_AWAY, HostedStreams, RemoteScreen, type HandedStreamInfo, type RemoteSnapshot, type StreamSource } from "./hosted-streams.ts";
 import type { RemoteSeat } from "../session/session.ts";
-import { TerminalScanner } from "../vt/terminal-scanner.ts";
+import { TerminalScanner, type ScanEvent } from "../vt/terminal-scanner.ts";
 import { FIRST_HANDED_FD, type HandedSession, type HandoverDocument } from "./handover.ts";
 import { encodeOutputFrameParts, PeerRole } from "./protocol.ts";
 import { SHELL_NONCE_VARIABLE, ShellMarks, type ShellState } from "./shell-marks.ts";
@@ -82,6 +82,8 @@ type HostedRun = {
   mirror: Uint8Array[];
   mirrorBytes: number;
   mirrorTimer: ReturnType<typeof setTimeout> | null;
+  /** the scanner's events for the chunk read last (a streamed Session shares the scanner and ring) */
+  lastEvents: readonly ScanEvent[];
 };
 
 /** The feed of a streamed Session: the run's output after it is in the ring, then its exit. */
@@ -278,6 +280,8 @@ export class HostedSessions implements HostService {
       rows: hosted.rows,
       ...(hosted.meta.title ? { title: hosted.meta.title } : {}),
       bufferBytes: run.ring.capacity,
+      // The run's own ring and scanner: no copy of up to a ring's bytes per streamed session.
+      shared: { ring: run.ring, scanner: run.scanner, lastEvents: () => run.lastEvents },
       makeScreen: () => new RemoteScreen((options) => this.snapshotOnServer(run, options)),
       spawnPty: () => {
         throw new PtySpawnError("PTY_SPAWN_FAILED", "a streamed session follows the host's run; it starts none");
@@ -287,7 +291,7 @@ export class HostedSessions implements HostService {
         createdAt: hosted.meta.createdAt,
         generation: run.generation,
         start: run.ring.start,
-        bytes: run.ring.slice(run.ring.start, run.ring.end),
+        bytes: new Uint8Array(0),
         modes: run.scanner.restoreSequence(),
         pty: running ? pty : null,
         exitCode: run.exitCode,
@@ -546,6 +550,7 @@ export class HostedSessions implements HostService {
       mirror: [],
       mirrorBytes: 0,
       mirrorTimer: null,
+      lastEvents: [],
     };
     session.run = run;
     this.runs.set(ref, { session, run });
@@ -559,6 +564,7 @@ export class HostedSessions implements HostService {
     pty.onData((chunk) => {
       run.ring.append(chunk);
       const events = run.scanner.feed(chunk);
+      run.lastEvents = events;
       if (shell && events.length > 0) shell.follow(events);
       // The streams served here first: the echo leaves before the server's copy.
       const server = this.server;
@@ -745,6 +751,7 @@ export class HostedSessions implements HostService {
         mirror: [],
         mirrorBytes: 0,
         mirrorTimer: null,
+        lastEvents: [],
       };
       session.run = run;
       this.runs.set(run.ref, { session, run });

@@ -35,7 +35,17 @@ export type SessionOptions = {
    * Session uses the server's instead (docs/design.md § The session host serves the streams).
    */
   makeScreen?: (options: HeadlessScreenOptions) => SessionScreen;
+  /**
+   * The ring and scanner of a run another owner feeds (the session host's run, docs/design.md § The
+   * session host serves the streams): the Session reads them instead of keeping copies. Each chunk
+   * its PTY delivers is in the ring already, and `lastEvents` are the scanner's events for it.
+   * Such a Session only follows `adopt`'s run; it never starts one.
+   */
+  shared?: SharedRun;
 };
+
+/** A ring and scanner that another owner feeds (see `SessionOptions.shared`). */
+export type SharedRun = { ring: RingBuffer; scanner: TerminalScanner; lastEvents(): readonly ScanEvent[] };
 
 /** What a Session asks of its screen mirror; a HeadlessScreen is one. */
 export type SessionScreen = Pick<HeadlessScreen, "write" | "resize" | "reset" | "serialize" | "preview" | "read" | "onChange" | "stats" | "dispose">;
@@ -125,7 +135,7 @@ export class Session {
   readonly events = new Emitter<SessionEvents>();
   private readonly ring: RingBuffer;
   private readonly screen: SessionScreen;
-  private scanner = new TerminalScanner();
+  private scanner: TerminalScanner;
   /** who controls the session (docs/protocol.md § Controller rules); changed only through `connect`'s links */
   private readonly controllerLease = new ControllerLease();
   /** connections linked by `connect` and not gone yet, terminal and chat together */
@@ -176,7 +186,8 @@ export class Session {
     // A session has a generation from birth, so one whose program has not started yet (a hybrid
     // session parked at its chat end) still describes itself validly; its first run uses it.
     this._generation = options.nextGeneration();
-    this.ring = new RingBuffer(options.bufferBytes);
+    this.ring = options.shared?.ring ?? new RingBuffer(options.bufferBytes);
+    this.scanner = options.shared?.scanner ?? new TerminalScanner();
     const screenOptions: HeadlessScreenOptions = { cols: options.cols, rows: options.rows, modes: () => this.scanner.restoreSequence() };
     this.screen = options.makeScreen ? options.makeScreen(screenOptions) : new HeadlessScreen(screenOptions);
     this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
@@ -187,17 +198,21 @@ export class Session {
   private resume(adopt: AdoptedState): void {
     this._generation = adopt.generation;
     this.firstRunPending = false;
-    this.ring.restore(adopt.start, adopt.bytes);
+    const shared = this.options.shared;
+    const bytes = shared ? shared.ring.slice(shared.ring.start, shared.ring.end) : adopt.bytes;
+    if (!shared) this.ring.restore(adopt.start, adopt.bytes);
+    // (a shared scanner has read these bytes already: a scanner of our own finds the title and directory in them)
+    const scanner = shared ? new TerminalScanner() : this.scanner;
     if (adopt.start > 0 && adopt.modes) {
       const modes = new TextEncoder().encode(adopt.modes);
-      this.scanner.feed(modes);
+      scanner.feed(modes);
       this.screen.write(modes);
     }
-    for (const ev of this.scanner.feed(adopt.bytes)) {
+    for (const ev of scanner.feed(bytes)) {
       if (ev.type === "title") this.programTitle = ev.title || null;
       else if (ev.type === "cwd") this.currentCwd = ev.cwd;
     }
-    this.screen.write(adopt.bytes);
+    this.screen.write(bytes);
     this.submissions.restore(adopt.submissions);
     const pty = adopt.pty;
     if (!pty) {
@@ -328,6 +343,7 @@ export class Session {
   start(command: readonly string[] = this.command): void {
     if (this.disposed) throw new Error("session disposed");
     if (this._status === "running") throw new Error("session already running");
+    if (this.options.shared) throw new Error("a session that follows another owner's run starts none");
     if (this.firstRunPending) this.firstRunPending = false;
     else this._generation = this.options.nextGeneration();
     this.ring.reset();
@@ -411,8 +427,9 @@ export class Session {
   }
 
   private handleOutput(chunk: Uint8Array): void {
-    this.ring.append(chunk);
-    const scanned = this.scanner.feed(chunk);
+    const shared = this.options.shared;
+    if (!shared) this.ring.append(chunk);
+    const scanned = shared ? shared.lastEvents() : this.scanner.feed(chunk);
     // Clients first: the mirror's copy can wait the few microseconds.
     this.events.emit("output", chunk, scanned);
     this.screen.write(chunk);
