@@ -79,8 +79,10 @@ export class HostConnection {
 
   /** Connect and say hello; throws HostUnavailableError, HostRefusedError or HostGoneError. */
   static async connect(paths: HostPaths, options: ConnectOptions): Promise<HostConnection> {
-    const secret = readSecret(paths);
     const socket = await openHostSocket(paths);
+    // Read once connected: a host that won a start race writes its secret before it listens, so
+    // the secret read now is the one of the host this socket reached.
+    const secret = readSecret(paths);
     const conn = new HostSocket(socket);
     conn.trust();
     const welcome = await new Promise<Welcome>((resolve, reject) => {

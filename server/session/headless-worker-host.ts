@@ -51,9 +51,12 @@ const WORKER_URL = new URL("./headless-worker.js", import.meta.url);
  * clients' sockets get the cores first. A fresh session's first output costs the worker a burst
  * of parsing (PARSE_BURST_BYTES, filling 10 000 lines of scrollback at 45–90 ms of CPU per MiB),
  * which at the main thread's priority took half of a 2-core machine for the first second of a
- * `cat`. An idle core still runs it at once: on a quiet machine nothing parses later.
+ * `cat`. An idle core still runs it at once: on a quiet machine nothing parses later. Not 19: a
+ * client waits for the mirror's snapshot after a gap, and at nice 19 (a weight of 15 against a
+ * busy thread's 1024) two CPU-bound jobs beside the server held a snapshot of a wrapped ring back
+ * for over 10 s; at 10 (110 against 1024) the worker still yields nine tenths of a shared core.
  */
-export const HEADLESS_WORKER_NICE = 19;
+export const HEADLESS_WORKER_NICE = 10;
 
 /** What the worker is started with (headless-worker.js reads it as workerData). */
 export type HeadlessWorkerData = { nice: number };
