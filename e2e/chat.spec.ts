@@ -221,7 +221,11 @@ test("Stop interrupts a slow turn", async ({ page, server }) => {
   expect(await hybridState(server, session.id)).toBe("chat:idle");
 });
 
+/** A hybrid session, a service worker, a reload and a turn: beside two CPU-bound jobs this took over 30 s. */
+const OFFLINE_DRAFT_TEST_TIMEOUT_MS = 90_000;
+
 test("a draft written offline is sent exactly once, across a reload while offline", async ({ page, server }) => {
+  test.setTimeout(OFFLINE_DRAFT_TEST_TIMEOUT_MS);
   const session = await createHybrid(server);
   await logIn(page.context(), server);
   await openChat(page, server, session.id);
