@@ -89,6 +89,11 @@ type HostedRun = {
 /** The feed of a streamed Session: the run's output after it is in the ring, then its exit. */
 type RunTap = { data(chunk: Uint8Array): void; exit(exit: PtyExit): void };
 
+/** A run's state that starts the same whether it was spawned here or handed over: nothing paused, streamed or batched. */
+function idleRunState(): Pick<HostedRun, "pausedByServer" | "pausedByStream" | "tap" | "mirror" | "mirrorBytes" | "mirrorTimer" | "lastEvents"> {
+  return { pausedByServer: false, pausedByStream: false, tap: null, mirror: [], mirrorBytes: 0, mirrorTimer: null, lastEvents: [] };
+}
+
 /** The handover could not be prepared; nothing was changed. */
 export class HandoverError extends Error {}
 
@@ -541,16 +546,10 @@ export class HostedSessions implements HostService {
       scanner: new TerminalScanner(),
       status: "running",
       exitCode: null,
-      pausedByServer: false,
       ptyCols: spawn.cols,
       ptyRows: spawn.rows,
       shell: nonce ? new ShellMarks(nonce) : null,
-      pausedByStream: false,
-      tap: null,
-      mirror: [],
-      mirrorBytes: 0,
-      mirrorTimer: null,
-      lastEvents: [],
+      ...idleRunState(),
     };
     session.run = run;
     this.runs.set(ref, { session, run });
@@ -742,16 +741,10 @@ export class HostedSessions implements HostService {
         scanner,
         status: h.status === "running" && h.fd !== null ? "running" : "exited",
         exitCode: h.exitCode,
-        pausedByServer: false,
         ptyCols: h.ptyCols,
         ptyRows: h.ptyRows,
         shell: h.shell ? ShellMarks.restore(h.shell) : null,
-        pausedByStream: false,
-        tap: null,
-        mirror: [],
-        mirrorBytes: 0,
-        mirrorTimer: null,
-        lastEvents: [],
+        ...idleRunState(),
       };
       session.run = run;
       this.runs.set(run.ref, { session, run });
