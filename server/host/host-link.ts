@@ -45,6 +45,14 @@ export type HostLinkEvents = {
   grid: [sessionId: string, cols: number, rows: number];
 };
 
+/** What the host reports of the streams it serves, for the server's sessions to take in. */
+export type StreamReports = {
+  seat(id: string, seat: RemoteSeat | null): void;
+  input(id: string): void;
+  grid(id: string, cols: number, rows: number): void;
+  snapshot: MirrorSnapshot;
+};
+
 /** The server's mirror makes a snapshot the host asked for (a replay of a stream the host serves). */
 export type MirrorSnapshot = (sessionId: string, options: { scrollback?: number }) => Promise<{ state: string; gaps: number }>;
 
@@ -230,10 +238,9 @@ export class HostLink {
     if (typeof body !== "object" || body === null) return;
     const b = body as Record<string, unknown>;
     if (name === "stream-closed" && typeof b.conn === "string") {
-      const release = this.handed.get(b.conn);
-      if (release) release();
-      else if (this.adoptedStreams.some((s) => s.conn === b.conn)) this.adoptedStreams = this.adoptedStreams.filter((s) => s.conn !== b.conn);
+      this.handed.get(b.conn)?.();
       this.handed.delete(b.conn);
+      this.adoptedStreams = this.adoptedStreams.filter((s) => s.conn !== b.conn);
       return;
     }
     if (name === "snapshot" && Number.isInteger(b.req)) {
@@ -383,13 +390,8 @@ export class HostBinding {
   private link: HostLink | null = null;
   private opening: Promise<AdoptedRun[]> | null = null;
 
-  private acceptor: WebSocketAcceptor | null = null;
-  private snapshot: MirrorSnapshot | null = null;
-  private readonly forward: { seat: (id: string, seat: RemoteSeat | null) => void; input: (id: string) => void; grid: (id: string, cols: number, rows: number) => void } = {
-    seat: () => {},
-    input: () => {},
-    grid: () => {},
-  };
+  /** where handed streams are counted and what their reports update, once `serveStreams` was called */
+  private streams: { acceptor: WebSocketAcceptor; sessions: StreamReports } | null = null;
 
   constructor(private readonly options: HostLinkOptions & { onLost: () => void }) {}
 
@@ -397,14 +399,17 @@ export class HostBinding {
    * Hand terminal streams to the host from now on, counted and checked by `acceptor`; the host's
    * reports of them go to the sessions (docs/design.md § The session host serves the streams).
    */
-  serveStreams(acceptor: WebSocketAcceptor, sessions: { seat(id: string, seat: RemoteSeat | null): void; input(id: string): void; grid(id: string, cols: number, rows: number): void; snapshot: MirrorSnapshot }): void {
-    this.acceptor = acceptor;
-    this.snapshot = sessions.snapshot;
-    if (this.link) this.link.mirrorSnapshot = sessions.snapshot;
-    this.forward.seat = (id, seat) => sessions.seat(id, seat);
-    this.forward.input = (id) => sessions.input(id);
-    this.forward.grid = (id, cols, rows) => sessions.grid(id, cols, rows);
-    this.link?.trackAdoptedStreams(acceptor);
+  serveStreams(acceptor: WebSocketAcceptor, sessions: StreamReports): void {
+    this.streams = { acceptor, sessions };
+    if (this.link) this.followStreams(this.link);
+  }
+
+  /** The link's handed streams are counted here and its reports reach the sessions. */
+  private followStreams(link: HostLink): void {
+    const streams = this.streams;
+    if (!streams) return;
+    link.mirrorSnapshot = streams.sessions.snapshot;
+    link.trackAdoptedStreams(streams.acceptor);
   }
 
   closeSessionStreams(sessionId: string): void {
@@ -414,8 +419,8 @@ export class HostBinding {
   /** Hand an authorised terminal upgrade to the host: true when it took it. */
   handStream(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, principal: Principal, sessionId: string): boolean {
     const link = this.link;
-    if (!link || !this.acceptor) return false;
-    return link.handStream(req, socket, head, url, principal, sessionId, this.acceptor);
+    if (!link || !this.streams) return false;
+    return link.handStream(req, socket, head, url, principal, sessionId, this.streams.acceptor);
   }
 
   get current(): HostLink | null {
@@ -427,11 +432,10 @@ export class HostBinding {
     this.opening ??= (async () => {
       try {
         const { link, adopted } = await HostLink.open(this.options);
-        link.events.on("seat", (id, seat) => this.forward.seat(id, seat));
-        link.events.on("input", (id) => this.forward.input(id));
-        link.events.on("grid", (id, cols, rows) => this.forward.grid(id, cols, rows));
-        if (this.acceptor) link.trackAdoptedStreams(this.acceptor);
-        link.mirrorSnapshot = this.snapshot;
+        link.events.on("seat", (id, seat) => this.streams?.sessions.seat(id, seat));
+        link.events.on("input", (id) => this.streams?.sessions.input(id));
+        link.events.on("grid", (id, cols, rows) => this.streams?.sessions.grid(id, cols, rows));
+        this.followStreams(link);
         link.events.on("lost", () => {
           this.options.log?.(`webmux: the session host (pid ${link.hostPid}) went away; its sessions ended with it`);
           this.options.onLost();

@@ -592,6 +592,11 @@ export class HostedSessions implements HostService {
 
   private sendOutput(server: HostPeer, ref: number, data: Uint8Array): void {
     server.send({ type: "output", ref, marks: [], data });
+    this.checkQueue(server);
+  }
+
+  /** Output queued for the server past the high-water mark pauses every PTY until it drains. */
+  private checkQueue(server: HostPeer): void {
     if (!this.pausedByQueue && server.socket.queuedBytes > HOST_OUTPUT_HIGH_WATER_BYTES) this.pauseForQueue(server);
   }
 
@@ -607,27 +612,27 @@ export class HostedSessions implements HostService {
 
   /** Send the run's batch to the server's mirror now (before anything that must follow its bytes). */
   private flushMirror(run: HostedRun): void {
+    const chunks = this.takeMirrorBatch(run);
+    const server = this.server;
+    if (chunks.length === 0 || !server) return;
+    // One frame, its chunks written as they are (no join).
+    server.socket.sendParts(encodeOutputFrameParts(run.ref, chunks));
+    this.checkQueue(server);
+  }
+
+  /** The run's batch, taken out (its timer stopped). */
+  private takeMirrorBatch(run: HostedRun): Uint8Array[] {
     if (run.mirrorTimer) clearTimeout(run.mirrorTimer);
     run.mirrorTimer = null;
-    if (run.mirrorBytes === 0) return;
     const chunks = run.mirror;
     run.mirror = [];
     run.mirrorBytes = 0;
-    const server = this.server;
-    if (!server) return;
-    // One frame, its chunks written as they are (no join).
-    server.socket.sendParts(encodeOutputFrameParts(run.ref, chunks));
-    if (!this.pausedByQueue && server.socket.queuedBytes > HOST_OUTPUT_HIGH_WATER_BYTES) this.pauseForQueue(server);
+    return chunks;
   }
 
   /** The server went away: its batches with it (the next server adopts the rings, which hold every byte). */
   private dropMirrorBatches(): void {
-    for (const { run } of this.runs.values()) {
-      if (run.mirrorTimer) clearTimeout(run.mirrorTimer);
-      run.mirrorTimer = null;
-      run.mirror = [];
-      run.mirrorBytes = 0;
-    }
+    for (const { run } of this.runs.values()) this.takeMirrorBatch(run);
   }
 
   /**

@@ -226,13 +226,15 @@ export class HostedStreams {
     streamed.linger.unref?.();
   }
 
-  private release(streamed: Streamed): void {
+  /** Stop serving the run's streams: connections still open close with `code`. */
+  private release(streamed: Streamed, code: number = CLOSE_GOING_AWAY, reason = "session host closing the stream"): void {
     if (this.streamed.get(streamed.ref) !== streamed) return;
+    // (first: each connection's leaving still goes through `leave`, and its linger is cleared below)
+    streamed.stream.closeAll(code, reason);
     this.streamed.delete(streamed.ref);
     if (streamed.linger) clearTimeout(streamed.linger);
     if (streamed.inputTimer) clearTimeout(streamed.inputTimer);
     for (const off of streamed.offs) off();
-    streamed.stream.closeAll(CLOSE_GOING_AWAY, "session host closing the stream");
     streamed.stream.dispose();
     streamed.close();
     streamed.session.release();
@@ -306,19 +308,12 @@ export class HostedStreams {
 
   /** The session was deleted: its connections close with 4404, as the server's would. */
   closeSession(id: string, code: number, reason: string): void {
-    for (const streamed of [...this.streamed.values()]) {
-      if (streamed.id !== id) continue;
-      streamed.stream.closeAll(code, reason);
-      this.release(streamed);
-    }
+    for (const streamed of [...this.streamed.values()]) if (streamed.id === id) this.release(streamed, code, reason);
   }
 
   /** Every connection closes (the host hands its sessions over, or exits); clients reconnect and resume. */
   closeAll(code: number, reason: string): void {
-    for (const streamed of [...this.streamed.values()]) {
-      streamed.stream.closeAll(code, reason);
-      this.release(streamed);
-    }
+    for (const streamed of [...this.streamed.values()]) this.release(streamed, code, reason);
     for (const handed of this.handed.values()) handed.socket.destroy();
   }
 }

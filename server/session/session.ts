@@ -511,13 +511,7 @@ export class Session {
 
   /** Resize the program's terminal and the mirror; the logical grid everyone sees. */
   resize(cols: number, rows: number): void {
-    if (cols === this._cols && rows === this._rows) return;
-    this._cols = cols;
-    this._rows = rows;
-    this.resizedAt = this.ring.end;
-    this.pty?.resize(cols, rows);
-    this.screen.resize(cols, rows);
-    this.touch(false);
+    if (this.changeGrid(cols, rows)) this.pty?.resize(cols, rows);
   }
 
   /**
@@ -525,12 +519,18 @@ export class Session {
    * resized the program's terminal itself): the mirror follows, the PTY is left alone.
    */
   followResize(cols: number, rows: number): void {
-    if (cols === this._cols && rows === this._rows) return;
+    this.changeGrid(cols, rows);
+  }
+
+  /** The logical grid and the mirror take the new size; false when it is the size already. */
+  private changeGrid(cols: number, rows: number): boolean {
+    if (cols === this._cols && rows === this._rows) return false;
     this._cols = cols;
     this._rows = rows;
     this.resizedAt = this.ring.end;
     this.screen.resize(cols, rows);
     this.touch(false);
+    return true;
   }
 
   /**
