@@ -1,6 +1,7 @@
 /**
  * Keystroke → echoed byte, p50 and p99, back to back and with 10 ms gaps (typing), for:
- *   - webmux: through the server's WebSocket (its own process);
+ *   - webmux: through the server's WebSocket (its own process), read by FrameCounter, the same raw
+ *     client code (RawWsSocket + WsFrameParser) that reads ttyd, so a difference is the servers';
  *   - ttyd (bench/ttyd.ts): the same program behind another out-of-process server with a
  *     WebSocket hop, the peer to beat (skipped with a note when it cannot run);
  *   - webmux under Bun (bench/bun-server.ts): the same server on the other runtime;
@@ -20,7 +21,7 @@ import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult, type Figure, type Goal } from "./report.ts";
 import { startServerProcess } from "./server-process.ts";
 import { median, pairedRatio, quantile, round } from "./stats.ts";
-import { TerminalClient } from "./terminal-client.ts";
+import { FrameCounter } from "./frame-counter.ts";
 import { startTtyd, TtydReader, type TtydServer } from "./ttyd.ts";
 import { startEchoFloor } from "./ws-echo-floor.ts";
 import { rotated } from "./rounds.ts";
@@ -89,7 +90,10 @@ export function directTarget(pty: DirectPty): EchoTarget {
   return { send: (key) => pty.pty.write(key), subscribe: (listener) => pty.onChunk(listener) };
 }
 
-export function clientTarget(client: TerminalClient): EchoTarget {
+/** A webmux reader: FrameCounter, the raw reader TtydReader's twin, so both servers are read by the same client code. */
+export type EchoClient = { send(key: string): void; onOutput(listener: (data: Uint8Array) => void): unknown };
+
+export function clientTarget(client: EchoClient): EchoTarget {
   return { send: (key) => client.send(key), subscribe: (listener) => void client.onOutput(listener) };
 }
 
@@ -205,7 +209,7 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
     if (unavailable) return { skipped: unavailable };
     await pty.waitForText("R", READY_TIMEOUT_MS);
     const info = await server.createSession({ command: ["sh", "-c", SCRIPT], cols: BENCH_COLS, rows: BENCH_ROWS });
-    const client = await TerminalClient.connect({ url: server.url, token: server.token, sessionId: info.id, client: "bench-echo" });
+    const client = await FrameCounter.connect({ url: server.url, token: server.token, sessionId: info.id, client: "bench-echo" });
     const floorTarget = await startEchoFloor();
     const started = await startTtyd(["sh", "-c", SCRIPT]);
     let ttydReader: TtydReader | null = null;
@@ -216,12 +220,12 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
       await ttydReader.until(() => ttydReader!.offset >= 1, READY_TIMEOUT_MS, "echo program ready");
     }
     const bunStarted = await startBunServer();
-    let bunClient: TerminalClient | null = null;
+    let bunClient: FrameCounter | null = null;
     if (typeof bunStarted === "string") ctx.log(`echo-latency: Bun arm skipped: ${bunStarted}`);
     else {
       bunServer = bunStarted;
       const bunInfo = await bunServer.createSession({ command: ["sh", "-c", SCRIPT], cols: BENCH_COLS, rows: BENCH_ROWS });
-      bunClient = await TerminalClient.connect({ url: bunServer.url, token: bunServer.token, sessionId: bunInfo.id, client: "bench-echo" });
+      bunClient = await FrameCounter.connect({ url: bunServer.url, token: bunServer.token, sessionId: bunInfo.id, client: "bench-echo" });
       await bunClient.until(() => bunClient!.offset >= 1, READY_TIMEOUT_MS, "echo program ready under bun");
     }
     try {

@@ -27,6 +27,7 @@ export type FrameCounterOptions = Omit<ConnectOptions, "compress">;
 
 export class FrameCounter extends StreamCounter {
   private closeSent = false;
+  private readonly outputListeners: Array<(data: Uint8Array) => void> = [];
   private readonly waiters = new Set<() => void>();
   private readonly connection: RawWsSocket;
 
@@ -72,6 +73,11 @@ export class FrameCounter extends StreamCounter {
     return this.tcp;
   }
 
+  /** Be told about every output chunk (a view valid during the call), as TtydReader tells the echo meter. */
+  onOutput(listener: (data: Uint8Array) => void): void {
+    this.outputListeners.push(listener);
+  }
+
   /** Keystrokes: one 0x00 frame. */
   send(bytes: Uint8Array | string): void {
     this.write(WsOpcode.BINARY, encodeInput(bytes));
@@ -95,6 +101,10 @@ export class FrameCounter extends StreamCounter {
   async terminate(): Promise<void> {
     this.tcp.destroy();
     await this.connection.ended;
+  }
+
+  protected override output(bytes: Uint8Array): void {
+    for (const listener of this.outputListeners) listener(bytes);
   }
 
   protected override pinged(payload: Uint8Array): void {

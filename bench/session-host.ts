@@ -26,7 +26,7 @@ import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult, type Figure, type Goal } from "./report.ts";
 import { startServerProcess, type ServerProcess, type ServerProcessOptions } from "./server-process.ts";
 import { median, MIB, pairedRatio, quantile, round } from "./stats.ts";
-import { TerminalClient } from "./terminal-client.ts";
+import { FrameCounter } from "./frame-counter.ts";
 import { startTtyd, TtydReader, type TtydServer } from "./ttyd.ts";
 import { waitUntil } from "./wait.ts";
 import { runRounds, type Arm } from "./rounds.ts";
@@ -186,7 +186,7 @@ async function echoRounds(ctx: BenchContext, servers: Record<ServerArm, ServerPr
   const rounds = ctx.quick ? QUICK_ECHO_ROUNDS : ECHO_ROUNDS;
   const keys = ctx.quick ? QUICK_KEYS : KEYS;
   const pty = spawnDirect(["sh", "-c", SCRIPT]);
-  const clients: TerminalClient[] = [];
+  const clients: FrameCounter[] = [];
   let ttyd: TtydServer | null = null;
   let ttydReader: TtydReader | null = null;
   try {
@@ -204,7 +204,7 @@ async function echoRounds(ctx: BenchContext, servers: Record<ServerArm, ServerPr
     for (const name of SERVER_ARMS) {
       const server = servers[name];
       const info = await server.createSession({ command: ["sh", "-c", SCRIPT], cols: BENCH_COLS, rows: BENCH_ROWS });
-      const client = await TerminalClient.connect({ url: server.url, token: server.token, sessionId: info.id, client: `bench-echo-${name}` });
+      const client = await FrameCounter.connect({ url: server.url, token: server.token, sessionId: info.id, client: `bench-echo-${name}` });
       clients.push(client);
       await client.until(() => client.offset >= 1, READY_TIMEOUT_MS, `echo program ready (${name})`);
       meters.set(name, new EchoMeter(clientTarget(client)));

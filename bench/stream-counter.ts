@@ -77,6 +77,9 @@ export class StreamCounter extends StreamTally {
     }
   }
 
+  /** Output bytes arrived: a view of the read buffer, valid during the call. */
+  protected output(_bytes: Uint8Array): void {}
+
   /** A ping arrived; the connection answers it with a pong of the same payload. */
   protected pinged(_payload: Uint8Array): void {}
 
@@ -106,6 +109,7 @@ export class StreamCounter extends StreamTally {
       case Sink.OUTPUT:
         this.countOutput(bytes.length);
         this.tail.push(bytes);
+        this.output(bytes);
         break;
       case Sink.SNAPSHOT:
         this.snapshotBytes += bytes.length;
