@@ -92,7 +92,8 @@ export async function hostCommand(argv: string[]): Promise<number> {
   } else {
     const started = await host.start();
     if (started.status === "running") {
-      logLine(`another session host (pid ${started.pid}) already holds the sessions of ${dataDir}`);
+      const who = started.pid > 0 ? `pid ${started.pid}` : "it took the connection but did not answer: busy or stopped";
+      logLine(`another session host (${who}) already holds the sessions of ${dataDir}`);
       return 0;
     }
   }

@@ -228,7 +228,12 @@ export async function requestHandover(paths: HostPaths, successor: SuccessorComm
   });
 }
 
-/** Whether a host answers on the socket: its pid (0 when it refused to say), or null. */
+/**
+ * Whether a host holds the socket: its pid (0 when it refused to say, or took the connection and
+ * did not answer in time), or null when nothing listens there. A host that is slow to answer — a
+ * loaded machine, a stopped process — still holds its sessions: taking its socket path would leave
+ * them with a host nobody can reach, so only a refused or missing socket counts as no host.
+ */
 export async function probeHost(paths: HostPaths): Promise<{ pid: number } | null> {
   try {
     const conn = await HostConnection.connect(paths, { role: PeerRole.COMMAND, build: "probe" });
@@ -236,7 +241,7 @@ export async function probeHost(paths: HostPaths): Promise<{ pid: number } | nul
     conn.close();
     return { pid };
   } catch (err) {
-    if (err instanceof HostRefusedError) return { pid: 0 };
-    return null;
+    if (err instanceof HostUnavailableError) return null;
+    return { pid: 0 };
   }
 }

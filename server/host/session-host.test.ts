@@ -118,6 +118,64 @@ describe("session host process", () => {
     await conn.request("stop");
   });
 
+  it("a host that takes connections but does not answer (busy, stopped) keeps its socket and its sessions", async () => {
+    const dir = dataDir();
+    const server = await connectHost(dir, { role: PeerRole.SERVER, build: BUILD });
+    const pid = server.welcome.pid;
+    hostPids.add(pid);
+    const socket = hostPaths(dir).socket;
+    const inode = statSync(socket).ino;
+    process.kill(pid, "SIGSTOP");
+    try {
+      // The kernel still takes connections for a stopped listener; only its answer never comes.
+      const second = foregroundHost(dir);
+      hostPids.add(second.proc.pid!);
+      const code = await second.exit;
+      expect(second.stderr()).toContain("already holds the sessions");
+      expect(code).toBe(0);
+      expect(statSync(socket).ino).toBe(inode);
+    } finally {
+      process.kill(pid, "SIGCONT");
+    }
+    const command = await connectAs(dir, PeerRole.COMMAND);
+    expect(command.welcome.pid).toBe(pid);
+    command.close();
+    await server.request("stop");
+  }, 30_000);
+
+  it("a host started while the old one ends (`webmux stop` under way) takes over once the old one is gone", async () => {
+    const dir = dataDir();
+    const paths = hostPaths(dir);
+    const first = await connectHost(dir, { role: PeerRole.SERVER, build: BUILD });
+    hostPids.add(first.welcome.pid);
+    await first.request("adopt");
+    // A program that ignores the hang-up keeps the old host ending until its SIGKILL, 3 s later.
+    const command = ["sh", "-c", "trap '' HUP; while :; do sleep 0.05; done"];
+    await first.request("spawn", {
+      ref: 1,
+      generation: "test.1",
+      bufferBytes: 1024,
+      spawn: { command, cwd: dir, env: { PATH: process.env.PATH! }, cols: 80, rows: 24 },
+      meta: { id: "stubborn", command, cwd: dir, env: {}, createdAt: Date.now(), title: null, hybrid: false },
+    });
+    const stopping = first.request("stop").catch(() => null);
+    const refusal = async () => {
+      try {
+        (await HostConnection.connect(paths, { role: PeerRole.COMMAND, build: BUILD })).close();
+        return null;
+      } catch (err) {
+        return err instanceof HostRefusedError ? err.reason : null;
+      }
+    };
+    await waitFor(async () => (await refusal()) === Refusal.ENDING, { message: "the old host ending" });
+    const next = await startHost(dir, { role: PeerRole.COMMAND, build: BUILD });
+    hostPids.add(next.welcome.pid);
+    expect(next.welcome.pid).not.toBe(first.welcome.pid);
+    expect(processExists(first.welcome.pid)).toBe(false);
+    await stopping;
+    await next.request("stop");
+  }, 30_000);
+
   it("a stale socket left by a killed host is replaced by the next host", async () => {
     const dir = dataDir();
     const first = await connectHost(dir, { role: PeerRole.SERVER, build: BUILD });

@@ -47,6 +47,29 @@ export type StartHostOptions = {
 /** Start a host for the data dir, detached; resolves once it (or a host that won a race) answers. */
 export async function startHost(dataDir: string, connect: ConnectOptions, options: StartHostOptions = {}): Promise<HostConnection> {
   const paths = prepareHostDir(dataDir);
+  let exitCode = spawnDetachedHost(paths, dataDir, options);
+  const deadline = Date.now() + HOST_START_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return await HostConnection.connect(paths, connect);
+    } catch (err) {
+      // A host that is ending (`webmux stop` under way) still takes connections until it is gone.
+      const ending = err instanceof HostRefusedError && err.reason === Refusal.ENDING;
+      if (!(err instanceof HostUnavailableError) && !ending) throw err;
+      // Ours left because another host held the socket (exit 0), and that one has gone since
+      // (it was ending): nobody holds the sessions now, so a host is started again.
+      if (!ending && exitCode() === 0) exitCode = spawnDetachedHost(paths, dataDir, options);
+    }
+    // A host that lost a start race exits 0 and the winner answers soon; any other exit is a failure.
+    const code = exitCode();
+    if (code !== undefined && code !== 0) throw new HostStartError(`the session host did not start (see ${paths.log})`);
+    if (Date.now() > deadline) throw new HostStartError(`the session host did not answer within ${HOST_START_TIMEOUT_MS / 1000} s (see ${paths.log})`);
+    await new Promise((r) => setTimeout(r, START_POLL_MS));
+  }
+}
+
+/** Spawn `webmux host` detached, its output appended to the host log; returns how it has exited so far (undefined: running). */
+function spawnDetachedHost(paths: HostPaths, dataDir: string, options: StartHostOptions): () => number | null | undefined {
   rotateLog(paths);
   const log = openSync(paths.log, "a", 0o600);
   const [file, ...args] = webmuxArgv(options.runtime);
@@ -64,18 +87,7 @@ export async function startHost(dataDir: string, connect: ConnectOptions, option
   } finally {
     closeSync(log);
   }
-  const deadline = Date.now() + HOST_START_TIMEOUT_MS;
-  for (;;) {
-    try {
-      return await HostConnection.connect(paths, connect);
-    } catch (err) {
-      if (!(err instanceof HostUnavailableError)) throw err;
-    }
-    // A host that lost a start race exits 0 and the winner answers soon; any other exit is a failure.
-    if (exitCode !== undefined && exitCode !== 0) throw new HostStartError(`the session host did not start (see ${paths.log})`);
-    if (Date.now() > deadline) throw new HostStartError(`the session host did not answer within ${HOST_START_TIMEOUT_MS / 1000} s (see ${paths.log})`);
-    await new Promise((r) => setTimeout(r, START_POLL_MS));
-  }
+  return () => exitCode;
 }
 
 /**
