@@ -283,7 +283,7 @@ export class HostLink {
     if (!this.handsStreams) return false;
     const address = connectionAddress(req.socket.remoteAddress);
     if (acceptor.refusal(address) !== null) return false; // refused with 429 by the server's own path
-    const conn = this.handoff!.hand(req, socket, head, url, principal, sessionId, address);
+    const conn = this.handoff!.hand(req, socket, head, url, principal, sessionId, address, acceptor.expiresAt(principal));
     if (conn === null) return false;
     this.track(conn, address, principal, acceptor);
     return true;

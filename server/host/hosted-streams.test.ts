@@ -195,6 +195,31 @@ describe.runIf(fdPassingSupported())("the session host serves the terminal strea
     expect(before.closeCode).toBe(null);
   }, 90_000);
 
+  it("a token's stream served by the host closes with 1008 when the token expires, also while no server runs; other streams go on", async () => {
+    const dir = dataDir();
+    const first = await serve(dir, {}, ["--open-api"]);
+    const s = await create(first.url, { command: SHELL });
+    /** Long enough to connect and kill the server first on a busy machine; short enough to wait for. */
+    const expiresInS = 8;
+    const made = await api(first.url, "/api/tokens", { method: "POST", json: { name: "short-lived", capabilities: ["terminal:read"], expires_in: expiresInS } });
+    const { token } = (await made.json()) as { token: string };
+    const watcher = new TerminalClient(first.url, s.id, { token });
+    clients.push(watcher);
+    const driver = await connect(first.url, s.id, { client: "driver-1" });
+    driver.type("echo one$((0+1))\r");
+    await watcher.waitForText("one1");
+    const closed = watcher.closed();
+    first.run.proc.kill("SIGKILL");
+    await first.run.exit;
+    // Both streams outlived their server: the host holds them, and only the host can end the watcher's now.
+    expect(watcher.closeCode).toBe(null);
+    expect(await closed).toBe(1008);
+    expect(watcher.closeReason).toBe("credential expired");
+    driver.type("echo two$((1+1))\r");
+    await driver.waitForText("two2");
+    expect(driver.closeCode).toBe(null);
+  }, 90_000);
+
   it("the stream channel refuses a peer without the secret and drops malformed messages with their descriptors; the host serves on", async () => {
     const dir = dataDir();
     const first = await serve(dir);

@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { MAX_CLIENT_FRAME_BYTES, CloseCode } from "../contract/protocol.ts";
+import { MAX_CLIENT_FRAME_BYTES, CloseCode, PolicyCloseReason } from "../contract/protocol.ts";
 import { WebSocketAcceptor } from "../hub/accept.ts";
 import { attachTerminalSocket } from "../hub/terminal-hub.ts";
 import type { TerminalConnection } from "../hub/terminal-connection.ts";
@@ -17,7 +17,7 @@ import { TerminalStream } from "../hub/terminal-stream.ts";
 import type { RemoteSeat, Session, SessionScreen } from "../session/session.ts";
 import type { HeadlessScreenStats, ReadResult } from "../session/headless-screen.ts";
 import { FdListener, socketFromFd, type FdChannel, type FdHandoff } from "./fd-channel.ts";
-import { secretsEqual } from "../http/credentials.ts";
+import { secretsEqual, type Principal } from "../http/credentials.ts";
 import { parseHandedMessage, principalOf, type HandedMessage, type HandedPrincipal } from "./stream-handoff.ts";
 
 /** A streamed session whose last connection left keeps its mirror this long, for the reconnect that usually follows (a reload, a phone waking). */
@@ -113,11 +113,27 @@ export class HostedStreams {
   /** Connection limits are the server's (it counted the socket before handing it); here only a bound against a runaway. */
   private readonly acceptor = new WebSocketAcceptor(MAX_CLIENT_FRAME_BYTES, { perAddress: MAX_HANDED_STREAMS, total: MAX_HANDED_STREAMS });
 
+  /** When each handed stream's credential runs out, as the server that handed it knew. */
+  private readonly expiries = new WeakMap<Principal, number>();
+
   constructor(
     private readonly source: StreamSource,
     private readonly secret: () => string | null,
     private readonly log: (line: string) => void = () => {},
-  ) {}
+  ) {
+    // The server closes a stream whose credential is revoked or runs out; with no server running
+    // only the expiry can still be known, and the host closes the stream itself when it comes.
+    this.acceptor.watchCredentials({
+      closeReason: (principal) => {
+        const at = this.expiries.get(principal);
+        return at !== undefined && Date.now() >= at ? PolicyCloseReason.EXPIRED : null;
+      },
+      msUntilExpiry: (principal) => {
+        const at = this.expiries.get(principal);
+        return at === undefined ? null : Math.max(0, at - Date.now());
+      },
+    });
+  }
 
   /** Take handed streams at `path` from now on. */
   listen(path: string): void {
@@ -179,6 +195,7 @@ export class HostedStreams {
       this.source.emit("stream-closed", { conn: message.conn });
     });
     const principal = principalOf(message.principal);
+    if (message.principal.expiresAt !== undefined) this.expiries.set(principal, message.principal.expiresAt);
     const url = new URL(message.url, "http://webmux.invalid");
     // ws completes the handshake from the request's method and headers, as it would in the server.
     const req = { method: "GET", url: message.url, headers: message.headers, socket: { remoteAddress: message.address } } as unknown as IncomingMessage;

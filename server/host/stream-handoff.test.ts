@@ -43,6 +43,15 @@ describe("parseHandedMessage", () => {
     expect(principalOf(handedPrincipal(principal))).toEqual(principal);
   });
 
+  it("a credential's expiry crosses with it, as a whole number of ms; a malformed one refuses the message", () => {
+    const principal = { kind: "agent" as const, id: "tok1", capabilities: new Set(["terminal:read"] as const) };
+    expect(handedPrincipal(principal, 1_800_000_000_000.4)).toEqual({ kind: "agent", id: "tok1", capabilities: ["terminal:read"], expiresAt: 1_800_000_000_000 });
+    expect(handedPrincipal(principal)).not.toHaveProperty("expiresAt");
+    const withExpiry = { ...stream, principal: { ...stream.principal, expiresAt: 1_800_000_000_000 } };
+    expect(parseHandedMessage(encodeHandedMessage(withExpiry))).toEqual(withExpiry);
+    for (const expiresAt of [-1, 1.5, "soon", null, 2 ** 60]) expect(parseHandedMessage(bytes({ ...stream, principal: { ...stream.principal, expiresAt } }))).toBeNull();
+  });
+
   it("never throws, whatever the bytes (fuzz)", () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 512 }), (data) => {

@@ -25,8 +25,12 @@ export const MAX_HANDED_MESSAGE_BYTES = 60 * 1024;
 /** Bytes the client sent past its request that may ride along (a client waits for the 101 before it sends a frame). */
 const MAX_HANDED_HEAD_BYTES = 16 * 1024;
 
-/** What a handed principal keeps: enough for the host's lease to bind client IDs and for a next server to check it again. */
-export type HandedPrincipal = { kind: Principal["kind"]; id: string; capabilities: Capability[]; loginCookie?: string };
+/**
+ * What a handed principal keeps: enough for the host's lease to bind client IDs, for a next server
+ * to check it again, and for the host to close the stream when its credential runs out while no
+ * server watches it (`expiresAt`, ms since the epoch, as the server knew it when it handed the stream).
+ */
+export type HandedPrincipal = { kind: Principal["kind"]; id: string; capabilities: Capability[]; loginCookie?: string; expiresAt?: number };
 
 /** The messages on the stream channel, server to host. */
 export type HandedMessage =
@@ -46,7 +50,14 @@ function parsePrincipal(v: unknown): HandedPrincipal | null {
   const capabilities = v.capabilities.filter((c): c is Capability => (CAPABILITIES as readonly unknown[]).includes(c));
   if (capabilities.length !== v.capabilities.length) return null;
   if (v.loginCookie !== undefined && !isShortString(v.loginCookie)) return null;
-  return { kind: v.kind, id: v.id, capabilities, ...(v.loginCookie !== undefined ? { loginCookie: v.loginCookie } : {}) };
+  if (v.expiresAt !== undefined && !(typeof v.expiresAt === "number" && Number.isSafeInteger(v.expiresAt) && v.expiresAt >= 0)) return null;
+  return {
+    kind: v.kind,
+    id: v.id,
+    capabilities,
+    ...(v.loginCookie !== undefined ? { loginCookie: v.loginCookie } : {}),
+    ...(v.expiresAt !== undefined ? { expiresAt: v.expiresAt } : {}),
+  };
 }
 
 /** A message of the stream channel, or null for anything that is not one. Never throws. */
@@ -73,9 +84,15 @@ export function encodeHandedMessage(message: HandedMessage): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(message));
 }
 
-/** A principal as it crosses; `principalOf` makes it whole again. */
-export function handedPrincipal(principal: Principal): HandedPrincipal {
-  return { kind: principal.kind, id: principal.id, capabilities: [...principal.capabilities], ...(principal.loginCookie !== undefined ? { loginCookie: principal.loginCookie } : {}) };
+/** A principal as it crosses, with when its credential runs out (null: never); `principalOf` makes it whole again. */
+export function handedPrincipal(principal: Principal, expiresAt: number | null = null): HandedPrincipal {
+  return {
+    kind: principal.kind,
+    id: principal.id,
+    capabilities: [...principal.capabilities],
+    ...(principal.loginCookie !== undefined ? { loginCookie: principal.loginCookie } : {}),
+    ...(expiresAt !== null ? { expiresAt: Math.max(0, Math.round(expiresAt)) } : {}),
+  };
 }
 
 export function principalOf(handed: HandedPrincipal): Principal {
@@ -121,7 +138,7 @@ export class StreamHandoff {
    * closed then), false when it cannot (the caller serves it). Called inside the `upgrade` handler,
    * so nothing more was read from the socket than `head`.
    */
-  hand(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, principal: Principal, sessionId: string, address: string): string | null {
+  hand(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL, principal: Principal, sessionId: string, address: string, expiresAt: number | null = null): string | null {
     if (this.channel.closed || !(socket instanceof Socket)) return null;
     const fd = socketFd(socket);
     if (fd === null) return null;
@@ -134,7 +151,7 @@ export class StreamHandoff {
       if (typeof value === "string") headers[name] = value;
     }
     const conn = randomBytes(9).toString("base64url");
-    const message = encodeHandedMessage({ type: "stream", conn, session: sessionId, url: url.pathname + url.search, headers, head: rest.toString("base64"), principal: handedPrincipal(principal), address });
+    const message = encodeHandedMessage({ type: "stream", conn, session: sessionId, url: url.pathname + url.search, headers, head: rest.toString("base64"), principal: handedPrincipal(principal, expiresAt), address });
     if (message.length > MAX_HANDED_MESSAGE_BYTES) return null;
     try {
       this.channel.send(message, [fd]);

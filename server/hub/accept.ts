@@ -127,6 +127,12 @@ export class WebSocketAcceptor {
     }
   }
 
+  /** When the principal's credential runs out (ms since the epoch), or null when it never does (or nothing is watched). */
+  expiresAt(principal: Principal): number | null {
+    const ms = this.credentials?.msUntilExpiry(principal) ?? null;
+    return ms === null ? null : Date.now() + ms;
+  }
+
   /** Why a new socket from `address` must be refused with 429 now, or null. */
   refusal(address: string): string | null {
     return this.limiter.refusal(address);
