@@ -29,6 +29,17 @@ async function connectAs(dir: string, role: PeerRole = PeerRole.SERVER, protocol
   return conn;
 }
 
+/** Start `command` in the host as run 1 of session `id`, as a server would. */
+async function spawnRun(server: HostConnection, dir: string, id: string, command: string[]): Promise<void> {
+  await server.request("spawn", {
+    ref: 1,
+    generation: "test.1",
+    bufferBytes: 1024,
+    spawn: { command, cwd: dir, env: { PATH: process.env.PATH! }, cols: 80, rows: 24 },
+    meta: { id, command, cwd: dir, env: {}, createdAt: Date.now(), title: null, hybrid: false },
+  });
+}
+
 /** The session id and process group of a process (fields 5 and 6 of /proc/PID/stat). */
 /** `webmux host` run in the foreground for `dir`, its stderr collected. */
 function foregroundHost(dir: string): { proc: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
@@ -151,13 +162,7 @@ describe("session host process", () => {
     await first.request("adopt");
     // A program that ignores the hang-up keeps the old host ending until its SIGKILL, 3 s later.
     const command = ["sh", "-c", "trap '' HUP; while :; do sleep 0.05; done"];
-    await first.request("spawn", {
-      ref: 1,
-      generation: "test.1",
-      bufferBytes: 1024,
-      spawn: { command, cwd: dir, env: { PATH: process.env.PATH! }, cols: 80, rows: 24 },
-      meta: { id: "stubborn", command, cwd: dir, env: {}, createdAt: Date.now(), title: null, hybrid: false },
-    });
+    await spawnRun(first, dir, "stubborn", command);
     const stopping = first.request("stop").catch(() => null);
     const refusal = async () => {
       try {
@@ -287,13 +292,7 @@ describe("session host: who may connect", () => {
     const command = ["sh", "-c", `while [ ! -e ${trigger} ]; do sleep 0.05; done`];
     const server = await connectAs(dir);
     await server.request("adopt");
-    await server.request("spawn", {
-      ref: 1,
-      generation: "test.1",
-      bufferBytes: 1024,
-      spawn: { command, cwd: dir, env: { PATH: process.env.PATH! }, cols: 80, rows: 24 },
-      meta: { id: "lastsess", command, cwd: dir, env: {}, createdAt: Date.now(), title: null, hybrid: false },
-    });
+    await spawnRun(server, dir, "lastsess", command);
     server.close();
     await waitFor(() => stderr().includes(`server pid ${process.pid} disconnected`), { message: "the server's leaving logged" });
     // A running program is worth keeping: the host stays for the next server.
