@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { DEFAULT_BUFFER_BYTES, INITIAL_STORE_BYTES, RingBuffer } from "./ring-buffer.ts";
+import { DEFAULT_BUFFER_BYTES, INITIAL_STORE_BYTES, RingBuffer, STORE_DOUBLING_LIMIT_BYTES } from "./ring-buffer.ts";
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -106,6 +106,25 @@ describe("RingBuffer", () => {
     expect([ring.start, ring.end, ring.truncated]).toEqual([0, 0, false]);
     ring.append(bytes("xy"));
     expect(text(ring.slice(0))).toBe("xy");
+  });
+
+  it("keeps every byte while its store doubles, jumps to capacity and wraps", () => {
+    const capacity = 3 * STORE_DOUBLING_LIMIT_BYTES + 4321;
+    const ring = new RingBuffer(capacity);
+    const all = Buffer.from(Array.from({ length: 3 * capacity }, (_, i) => (i * 7 + (i >> 12)) & 0xff));
+    // Reads of varied sizes, as a PTY delivers them; checked at every stage of the store.
+    let at = 0;
+    for (let n = 1; at < all.length; n = (n * 5 + 3) % 9001) {
+      const chunk = all.subarray(at, Math.min(all.length, at + n + 1));
+      ring.append(chunk);
+      at += chunk.length;
+      const from = Math.max(0, at - capacity);
+      if (n % 7 === 0 || at === all.length) {
+        expect(ring.start).toBe(from);
+        expect(Buffer.from(ring.slice(from, at)).equals(all.subarray(from, at))).toBe(true);
+      }
+    }
+    expect(ring.truncated).toBe(true);
   });
 
   it("500 000 numbered lines through a small ring keep the exact tail", () => {

@@ -2,8 +2,8 @@
  * The replay ring of one session generation: the most recent raw PTY output bytes,
  * addressed by absolute offsets (bytes since the generation began), never decoded.
  *
- * The backing store starts small and doubles up to `capacity`, so an idle session
- * costs kilobytes, not the full ring; once the store has reached capacity it wraps.
+ * The backing store starts small and doubles, so an idle session costs kilobytes, not the full
+ * ring; past STORE_DOUBLING_LIMIT_BYTES it goes to `capacity` at once; once there it wraps.
  */
 
 /** Default replay ring per session (`--buffer-bytes`): enough for a few screens of a busy TUI plus a long scrollback. */
@@ -12,12 +12,20 @@ export const DEFAULT_BUFFER_BYTES = 4 * 1024 * 1024;
 /** First allocation of the backing store: a shell prompt and a few commands fit without growing. */
 export const INITIAL_STORE_BYTES = 16 * 1024;
 
+/**
+ * Past this the store goes straight to capacity: output that outgrew a few screens is a flood as a
+ * rule, and each further doubling would copy everything again into memory touched for the first
+ * time (a page fault per 4 KiB, ~11 µs each on a VM). A fresh store's untouched pages cost nothing
+ * until written, so the ring's resident size still follows the bytes it holds.
+ */
+export const STORE_DOUBLING_LIMIT_BYTES = 256 * 1024;
+
 const EMPTY = new Uint8Array(0);
 
 export class RingBuffer {
   /** Maximum bytes retained. */
   readonly capacity: number;
-  /** Backing store; its length grows geometrically to `capacity`. */
+  /** Backing store; its length doubles to STORE_DOUBLING_LIMIT_BYTES, then becomes `capacity`. */
   private store: Uint8Array = EMPTY;
   /** Physical index in `store` of the byte at absolute offset `start`. */
   private head = 0;
@@ -109,12 +117,13 @@ export class RingBuffer {
     this.endOffset = 0;
   }
 
-  /** Grow the store (doubling, capped at capacity) so it can hold at least `needed` bytes, unwrapping its contents. */
+  /** Grow the store (doubling, then to capacity) so it can hold at least `needed` bytes, unwrapping its contents. */
   private ensureStore(needed: number): void {
     const old = this.store;
     if (old.length >= Math.min(needed, this.capacity)) return;
     let size = Math.max(old.length, INITIAL_STORE_BYTES);
     while (size < needed) size *= 2;
+    if (size > STORE_DOUBLING_LIMIT_BYTES) size = this.capacity;
     const next = new Uint8Array(Math.min(size, this.capacity));
     if (this.length > 0) {
       const firstLen = Math.min(this.length, old.length - this.head);
