@@ -61,8 +61,13 @@ export const PARSE_BURST_BYTES = 1024 * 1024;
  * at most every 2 s, and a request (snapshot, read) rebuilds it at once anyway. */
 export const SKIM_REFRESH_MS = 2_000;
 
-/** Output tail kept while skimming: several full screens of a large terminal. */
+/** Output tail a skimming screen keeps of its own: several full screens of a large terminal. */
 export const SKIM_TAIL_BYTES = 256 * 1024;
+
+/** Output a skimmed mirror is rebuilt from when the session's ring can give it: the Agent API's
+ * `read` may ask for 10 000 lines of scrollback, ~1 MiB of typical output; parsing it costs the
+ * worker ~15–90 ms per refresh (every SKIM_REFRESH_MS while a flood lasts). */
+export const RING_TAIL_BYTES = 1024 * 1024;
 
 export type HeadlessScreenOptions = {
   cols: number;
@@ -70,6 +75,13 @@ export type HeadlessScreenOptions = {
   scrollback?: number;
   /** the terminal modes in force, as escape sequences (the session's TerminalScanner); prefixed to a skimmed tail */
   modes?: () => string;
+  /**
+   * The last `maxBytes` (RING_TAIL_BYTES) of the output, from a session's ring that holds at least
+   * that many, and whether earlier output was left out. A skimmed mirror is rebuilt from it, which
+   * brings back what was parsed before the skim began too; without it the screen keeps a tail of
+   * its own (SKIM_TAIL_BYTES) while it skims.
+   */
+  recentOutput?: (maxBytes: number) => { bytes: Uint8Array; cut: boolean };
   /** override PARSE_BUDGET_BYTES_PER_SEC / PARSE_BURST_BYTES (Infinity: never skim) */
   parseBudget?: { bytesPerSec: number; burstBytes: number };
 };
@@ -91,8 +103,34 @@ export type HeadlessScreenStats = {
   skimming: boolean;
 };
 
-/** The last SKIM_TAIL_BYTES of output while skimming. */
-class TailBuffer {
+/** What a skimming mirror is rebuilt from: the output's tail. */
+interface SkimTail {
+  /** output came since the last take() */
+  fresh: boolean;
+  push(chunk: Uint8Array): void;
+  /** The tail, starting after its first newline when it was cut (a cut line or sequence is noise). */
+  take(): Uint8Array;
+}
+
+/** The tail taken from the session's ring when asked for: nothing is copied while output flows. */
+class RingTail implements SkimTail {
+  fresh = false;
+  constructor(private readonly recent: (maxBytes: number) => { bytes: Uint8Array; cut: boolean }) {}
+
+  push(): void {
+    this.fresh = true;
+  }
+
+  take(): Uint8Array {
+    this.fresh = false;
+    const { bytes, cut } = this.recent(RING_TAIL_BYTES);
+    const newline = cut ? bytes.indexOf(0x0a) : -1;
+    return newline === -1 ? bytes : bytes.subarray(newline + 1);
+  }
+}
+
+/** The last SKIM_TAIL_BYTES of output while skimming, for a screen without a ring. */
+class TailBuffer implements SkimTail {
   private readonly data = new Uint8Array(SKIM_TAIL_BYTES);
   private end = 0;
   private filled = false;
@@ -117,7 +155,6 @@ class TailBuffer {
     this.end = next;
   }
 
-  /** The tail, starting after its first newline when it was cut (a cut line or sequence is noise). */
   take(): Uint8Array {
     this.fresh = false;
     const bytes = this.filled ? concat(this.data.subarray(this.end), this.data.subarray(0, this.end)) : this.data.slice(0, this.end);
@@ -161,7 +198,8 @@ export class HeadlessScreen {
   private readonly budget: { bytesPerSec: number; burstBytes: number };
   private tokens: number;
   private tokensAt = Date.now();
-  private skim: TailBuffer | null = null;
+  private skim: SkimTail | null = null;
+  private readonly recentOutput: HeadlessScreenOptions["recentOutput"];
   private skimTimer: ReturnType<typeof setInterval> | null = null;
   private skimmed = 0;
   private readonly listeners = new Set<() => void>();
@@ -191,6 +229,7 @@ export class HeadlessScreen {
     this.scrollback = opts.scrollback ?? DEFAULT_SCROLLBACK_LINES;
     this.modes = opts.modes ?? (() => "");
     this.budget = opts.parseBudget ?? { bytesPerSec: PARSE_BUDGET_BYTES_PER_SEC, burstBytes: PARSE_BURST_BYTES };
+    this.recentOutput = opts.recentOutput;
     this.tokens = this.budget.burstBytes;
     this.attached();
   }
@@ -330,7 +369,7 @@ export class HeadlessScreen {
   /** The output outruns the parse budget: keep only its tail until it calms down. */
   private startSkimming(chunk: Uint8Array): void {
     this.flush();
-    this.skim = new TailBuffer();
+    this.skim = this.recentOutput ? new RingTail(this.recentOutput) : new TailBuffer();
     this.skim.push(chunk);
     this.skimmed += chunk.length;
     this.skimTimer = setInterval(() => this.onSkimTick(), SKIM_REFRESH_MS);

@@ -3,6 +3,7 @@ import { spawnPty } from "../pty/index.ts";
 import { fakePtys } from "../testing/fake-pty.ts";
 import { waitFor } from "../testing/wait.ts";
 import { SessionRegistry } from "./registry.ts";
+import { HeadlessScreen } from "./headless-screen.ts";
 import { Session } from "./session.ts";
 
 const BASH = ["bash", "--norc", "--noprofile"];
@@ -209,5 +210,42 @@ describe("Session's face: connections and retained output", () => {
     expect(Buffer.from(s.readOutput()).toString()).toBe("456789abcdefghij");
     expect(Buffer.from(s.readOutput(0, 6)).toString()).toBe("45");
     expect(s.readOutput(30).length).toBe(0);
+  });
+});
+
+describe("Session's mirror after a skimmed flood", () => {
+  it("comes back from the ring whole: read's scrollback holds the flood from its first line, also what was parsed before the skim", async () => {
+    const ptys = fakePtys();
+    // A parse burst of 256 KiB, refilled too slowly to matter: the flood below is skimmed.
+    const session = new Session({
+      id: "s1",
+      command: ["flood"],
+      cwd: "/",
+      env: {},
+      cols: 80,
+      rows: 24,
+      bufferBytes: 4 * 1024 * 1024,
+      spawnPty: ptys.spawn,
+      nextGeneration: () => "boot.1",
+      makeScreen: (options) => new HeadlessScreen({ ...options, parseBudget: { bytesPerSec: 1024, burstBytes: 256 * 1024 } }),
+    });
+    try {
+      session.start();
+      const line = (n: number) => `flood ${String(n).padStart(6, "0")} ${"z".repeat(30)}`;
+      const lines = 9_000; // ~400 KiB: past the burst, well inside the ring and the skim tail
+      for (let n = 1; n <= lines; n += 100) {
+        let batch = "";
+        for (let i = n; i < n + 100; i++) batch += `${line(i)}\r\n`;
+        ptys.last.emit(batch);
+      }
+      expect(session.stats().screen.skimming).toBe(true);
+      const read = await session.readScreen({ scrollback: 10_000 });
+      const text = [...read.scrollback, ...read.lines].filter((l) => l !== "");
+      expect(text[0]).toBe(line(1));
+      expect(text.at(-1)).toBe(line(lines));
+      expect(text).toHaveLength(lines);
+    } finally {
+      session.dispose();
+    }
   });
 });

@@ -3,7 +3,7 @@ import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
 import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
 import { ControllerLease, type LeaseConnection, type LeaseEffect } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
-import { HeadlessScreen, type HeadlessScreenOptions, type HeadlessScreenStats, type ReadResult } from "./headless-screen.ts";
+import { HeadlessScreen, RING_TAIL_BYTES, type HeadlessScreenOptions, type HeadlessScreenStats, type ReadResult } from "./headless-screen.ts";
 import { Replayer, type ReplayPlan, type ResumePoint } from "./replay.ts";
 import { RingBuffer } from "./ring-buffer.ts";
 import { SubmissionLog, type RestoredSubmission, type SubmissionTarget } from "./submission-log.ts";
@@ -188,7 +188,20 @@ export class Session {
     this._generation = options.nextGeneration();
     this.ring = options.shared?.ring ?? new RingBuffer(options.bufferBytes);
     this.scanner = options.shared?.scanner ?? new TerminalScanner();
-    const screenOptions: HeadlessScreenOptions = { cols: options.cols, rows: options.rows, modes: () => this.scanner.restoreSequence() };
+    const screenOptions: HeadlessScreenOptions = {
+      cols: options.cols,
+      rows: options.rows,
+      modes: () => this.scanner.restoreSequence(),
+      // A ring smaller than the tail would give a skimmed mirror less than a tail of its own.
+      ...(this.ring.capacity >= RING_TAIL_BYTES
+        ? {
+            recentOutput: (maxBytes: number) => {
+              const from = Math.max(this.ring.start, this.ring.end - maxBytes);
+              return { bytes: this.ring.slice(from), cut: from > 0 };
+            },
+          }
+        : {}),
+    };
     this.screen = options.makeScreen ? options.makeScreen(screenOptions) : new HeadlessScreen(screenOptions);
     this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
     if (options.adopt) this.resume(options.adopt);
