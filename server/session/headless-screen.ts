@@ -124,8 +124,7 @@ class RingTail implements SkimTail {
   take(): Uint8Array {
     this.fresh = false;
     const { bytes, cut } = this.recent(RING_TAIL_BYTES);
-    const newline = cut ? bytes.indexOf(0x0a) : -1;
-    return newline === -1 ? bytes : bytes.subarray(newline + 1);
+    return cut ? afterFirstNewline(bytes) : bytes;
   }
 }
 
@@ -158,10 +157,14 @@ class TailBuffer implements SkimTail {
   take(): Uint8Array {
     this.fresh = false;
     const bytes = this.filled ? concat(this.data.subarray(this.end), this.data.subarray(0, this.end)) : this.data.slice(0, this.end);
-    if (!this.filled) return bytes;
-    const newline = bytes.indexOf(0x0a);
-    return newline === -1 ? bytes : bytes.subarray(newline + 1);
+    return this.filled ? afterFirstNewline(bytes) : bytes;
   }
+}
+
+/** A cut tail from after its first newline: the cut line, or a sequence cut in two, is noise. */
+function afterFirstNewline(bytes: Uint8Array): Uint8Array {
+  const newline = bytes.indexOf(0x0a);
+  return newline === -1 ? bytes : bytes.subarray(newline + 1);
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

@@ -193,18 +193,17 @@ export class Session {
       rows: options.rows,
       modes: () => this.scanner.restoreSequence(),
       // A ring smaller than the tail would give a skimmed mirror less than a tail of its own.
-      ...(this.ring.capacity >= RING_TAIL_BYTES
-        ? {
-            recentOutput: (maxBytes: number) => {
-              const from = Math.max(this.ring.start, this.ring.end - maxBytes);
-              return { bytes: this.ring.slice(from), cut: from > 0 };
-            },
-          }
-        : {}),
+      recentOutput: this.ring.capacity >= RING_TAIL_BYTES ? (maxBytes) => this.recentOutput(maxBytes) : undefined,
     };
     this.screen = options.makeScreen ? options.makeScreen(screenOptions) : new HeadlessScreen(screenOptions);
     this.unsubscribeScreen = this.screen.onChange(() => this.schedulePreview());
     if (options.adopt) this.resume(options.adopt);
+  }
+
+  /** The last `maxBytes` of this generation's output, and whether earlier output was left out. */
+  private recentOutput(maxBytes: number): { bytes: Uint8Array; cut: boolean } {
+    const from = Math.max(this.ring.start, this.ring.end - maxBytes);
+    return { bytes: this.ring.slice(from), cut: from > 0 };
   }
 
   /** Take over a run kept by the session host: its bytes into the ring, scanner and screen, then its live output. */
