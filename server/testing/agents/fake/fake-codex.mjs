@@ -190,7 +190,8 @@ if (noDaemon) takeWriterLock(thread.id);
 else startDaemon(thread.id);
 process.on("exit", () => releaseWriterLock(thread.id));
 process.on("SIGTERM", () => process.exit(143));
-process.stdout.write(`fake codex, thread ${thread.id}\r\n› `);
+// Raw mode and the reader come before the first prompt: a key typed the moment "› " shows must not
+// land in the cooked line discipline (where Enter becomes "\n" and the prompt never runs).
 if (process.stdin.isTTY) process.stdin.setRawMode(true);
 process.stdin.setEncoding("utf8");
 let line = "";
@@ -209,3 +210,4 @@ process.stdin.on("data", (data) => {
     process.stdout.write("› ");
   }
 });
+process.stdout.write(`fake codex, thread ${thread.id}\r\n› `);
