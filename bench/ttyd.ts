@@ -94,8 +94,9 @@ export async function startTtyd(command: string[]): Promise<TtydServer | string>
     });
     void exited.then(() => {
       clearTimeout(timer);
-      const lastError = log.split("\n").filter((l) => / E: /.test(l)).at(-1)?.replace(/^.* E: /, "");
-      resolve(`ttyd exited at start${lastError ? `: ${lastError.trim()}` : ""}`);
+      // Every error line: the first one names the cause (a missing evlib plugin), the last only the failure.
+      const errors = log.split("\n").filter((l) => / E: /.test(l)).map((l) => l.replace(/^.* E: /, "").trim());
+      resolve(`ttyd exited at start${errors.length > 0 ? `: ${errors.join("; ")}` : ""}`);
     });
   });
   const stop = async () => {
