@@ -3,9 +3,11 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import xtermHeadless from "@xterm/headless";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   BATCH_BYTES,
+  FLUSH_DELAY_MS,
+  FLUSH_MAX_DELAY_MS,
   HeadlessScreen,
   MAX_BACKLOG_BYTES,
   PARSE_BURST_BYTES,
@@ -223,6 +225,37 @@ describe("HeadlessScreen", () => {
     s.dispose();
     await expect(pending).rejects.toMatchObject({ code: "HEADLESS_SCREEN_DISPOSED" });
     await expect(s.preview()).rejects.toMatchObject({ code: "HEADLESS_SCREEN_DISPOSED" });
+  });
+
+  it("posts a partial batch once output pauses, and output that never pauses at least every FLUSH_MAX_DELAY_MS", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    try {
+      const s = screen();
+      // Keys echoed back to back: the worker is not woken while they keep coming…
+      const step = FLUSH_DELAY_MS / 2;
+      let written = 0;
+      for (let t = 0; t + step < FLUSH_MAX_DELAY_MS; t += step) {
+        s.write(bytes("k"));
+        written++;
+        vi.advanceTimersByTime(step);
+        expect(s.stats().postedBytes).toBe(0);
+      }
+      // …until the longest wait is reached, even though they still keep coming.
+      s.write(bytes("k"));
+      written++;
+      vi.advanceTimersByTime(step);
+      expect(s.stats()).toMatchObject({ postedBytes: written, pendingBytes: 0 });
+      // A single echo after a pause is posted once the quiet has lasted FLUSH_DELAY_MS.
+      s.write(bytes("!"));
+      vi.advanceTimersByTime(FLUSH_DELAY_MS - 1);
+      expect(s.stats().postedBytes).toBe(written);
+      vi.advanceTimersByTime(1);
+      expect(s.stats().postedBytes).toBe(written + 1);
+      vi.useRealTimers();
+      expect((await s.read()).lines[0]).toBe("k".repeat(written) + "!");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("tells listeners when the visible screen changed, until they unsubscribe", async () => {

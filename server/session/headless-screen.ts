@@ -31,12 +31,17 @@ export const MAX_READ_SCROLLBACK_LINES = 10_000;
  * cost stays negligible while one batch still parses in about a millisecond. */
 export const BATCH_BYTES = 64 * 1024;
 
-/** A partial batch waits at most this long. Whoever looks at the mirror (snapshot, read,
- * preview) flushes first, so nobody sees it late; the wait only decides how often the worker
- * wakes: per 50 ms, typing's echoes (a key every ~100 ms) and a fast typist's burst share one
- * post, instead of waking the worker — a thread competing with the program and the echo's
- * path for two cores — for every key (docs/design.md § Performance). */
+/** A partial batch is posted once output has paused this long. Whoever looks at the mirror
+ * (snapshot, read, preview) flushes first, so nobody sees it late; the wait only decides when the
+ * worker wakes: in the pauses of output rather than in its middle. A parse that wakes the worker
+ * while keys are echoing back to back competes with the echo's path for two cores and shows in the
+ * echo's tail; typing at a human pace (a key every ~100 ms) still posts each key once it settles
+ * (docs/design.md § Where a keystroke's echo goes). */
 export const FLUSH_DELAY_MS = 50;
+
+/** …but output that never pauses is posted at least this often, so the session list's preview
+ * (refreshed at most every 250 ms) keeps up with a slow, steady log. */
+export const FLUSH_MAX_DELAY_MS = 250;
 
 /** First allocation of a pending batch: a typical PTY read, so an echo does not cost 64 KiB. */
 const MIN_BATCH_ALLOC_BYTES = 4 * 1024;
@@ -187,6 +192,8 @@ export class HeadlessScreen {
   /** the last batch went out full: output is flowing, so the next one starts at full size instead of growing by copies */
   private flowing = false;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  /** when the first byte of the pending batch arrived (Date.now()) */
+  private pendingSince = 0;
   private posted = 0;
   private parsed = 0;
   private dropped = 0;
@@ -280,9 +287,14 @@ export class HeadlessScreen {
         this.flush();
       }
     }
-    if (this.pendingLength > 0 && !this.flushTimer) {
+    if (this.pendingLength === 0) return;
+    if (!this.flushTimer) {
+      this.pendingSince = this.tokensAt;
       this.flushTimer = setTimeout(() => this.flush(), FLUSH_DELAY_MS);
       this.flushTimer.unref?.();
+    } else if (this.tokensAt - this.pendingSince + FLUSH_DELAY_MS <= FLUSH_MAX_DELAY_MS) {
+      // Restarts the quiet wait in place (no new timer), unless that would pass the longest wait.
+      this.flushTimer.refresh();
     }
   }
 
