@@ -30,6 +30,14 @@ async function bufferOf(server: ServerProcess, id: string): Promise<string> {
   return res.text();
 }
 
+function commandOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return null;
+  }
+}
+
 const SHELL = ["bash", "--norc", "--noprofile", "-i"];
 /**
  * The third session: lists its own shell's descriptors, leaves one `nohup` process and one it
@@ -71,6 +79,9 @@ describe.each(["node", "bun"] as const)("the processes of a session under %s", (
     cleanups.push(() => {
       for (const pid of [nohup, setsid]) if (processAlive(pid)) process.kill(pid, "SIGKILL");
     });
+    // nohup and setsid act before they exec sleep: a hang-up that comes earlier (a busy machine
+    // may not have run them yet) would end them as it ends the shell.
+    await waitFor(() => [nohup, setsid].every((pid) => commandOf(pid) === "sleep"), { message: "nohup and setsid have become sleep" });
     const fds = [...listing.matchAll(/ (\d+) -> (.*?)\r?$/gm)].map((m) => [Number(m[1]), m[2]] as const);
     expect(fds.map(([fd]) => fd).sort((a, b) => a - b), listing).toEqual([0, 1, 2]);
     expect(listing).not.toContain("/dev/ptmx");
