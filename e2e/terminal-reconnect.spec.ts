@@ -2,7 +2,9 @@
  * Reconnect and resume: after a network drop or a socket closed mid-output the terminal ends with
  * exactly the program's output, every line once; 4404 and 4410 stop and say why.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Page } from "@playwright/test";
 import { expect, test, type WebmuxServer } from "./fixtures.ts";
@@ -23,19 +25,29 @@ import {
 /** The fake Claude Code a hybrid session runs in tests (server/hybrid). */
 const FAKE_CLAUDE = fileURLToPath(new URL("../server/testing/agents/fake/fake-claude.mjs", import.meta.url));
 const LINES = 3000;
-/** Prints line-1 … line-3000, one per millisecond, once it reads `g`: a few seconds of output. */
-const COUNTER = `
+/**
+ * Prints line-1 … line-3000, two per millisecond, once it reads `g`: a few seconds of output.
+ * With a gate (a file path) it stops after line-1500 until that file exists, so a test can cut the
+ * tab off first however slowly a busy machine gets there and still have half the output to come.
+ */
+function counter(gate?: string): string {
+  return `
+const { existsSync } = require("node:fs");
+const gate = ${JSON.stringify(gate ?? null)};
 process.stdin.setRawMode(true);
 process.stdout.write("press g\\r\\n");
 process.stdin.once("data", () => {
   let i = 0;
   const timer = setInterval(() => {
+    if (gate && i === ${LINES / 2} && !existsSync(gate)) return;
     for (let k = 0; k < 2 && i < ${LINES}; k++) process.stdout.write("line-" + ++i + "\\r\\n");
     if (i === ${LINES}) { clearInterval(timer); process.stdout.write("done\\r\\n"); }
   }, 1);
 });
 setInterval(() => {}, 1 << 30);
 `;
+}
+const COUNTER = counter();
 
 async function expectEveryLineOnce(page: Page) {
   await waitForText(page, /^done$/m, 20_000);
@@ -49,8 +61,9 @@ async function ringEnd(server: WebmuxServer, id: string): Promise<number> {
   return Number(response.headers.get("x-webmux-end"));
 }
 
-test("a network drop mid-output resumes with exactly the missing bytes", async ({ page, context, server }) => {
-  const session = await createNodeSession(server, COUNTER);
+test("a network drop mid-output resumes with exactly the missing bytes", async ({ page, context, server }, testInfo) => {
+  const gate = testInfo.outputPath("print-the-rest");
+  const session = await createNodeSession(server, counter(gate));
   await logIn(context, server);
   const frames = recordTerminalFrames(page);
   await openTerminal(page, server, session.id);
@@ -69,6 +82,8 @@ test("a network drop mid-output resumes with exactly the missing bytes", async (
   await expect(page.locator(".term-overlay")).toBeHidden();
   // The program keeps printing while this tab is cut off.
   const cutAt = (await stats(page))!.offset;
+  mkdirSync(dirname(gate), { recursive: true });
+  writeFileSync(gate, "");
   await expect.poll(() => ringEnd(server, session.id)).toBeGreaterThan(cutAt + 1000);
 
   await context.setOffline(false);
