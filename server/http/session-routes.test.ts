@@ -93,8 +93,9 @@ describe("sessions over HTTP", () => {
     expect((await info(gone.id)).status).toBe("exited"); // the session is still there, and says it is not running
 
     // A program that ignores SIGHUP takes the whole grace to end: the other restarts arrive meanwhile.
-    const busy = await server.createSession({ command: ["bash", "-c", "trap '' HUP; while :; do sleep 1; done"] });
-    await waitFor(async () => (await bufferText(busy.id)) !== "" || (await info(busy.id)).pid !== null);
+    // It says so once the trap is set: a SIGHUP before that would end it at once, and a later restart would then succeed.
+    const busy = await server.createSession({ command: ["bash", "-c", "trap '' HUP; echo hup-ignored; while :; do sleep 1; done"] });
+    await waitFor(async () => (await bufferText(busy.id)).includes("hup-ignored"));
     const answers = await Promise.all([1, 2, 3].map(() => server.api(`/api/sessions/${busy.id}/restart`, { method: "POST" })));
     const statuses = answers.map((r) => r.status).sort();
     expect(statuses[0]).toBe(200);
