@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,7 +40,6 @@ async function spawnRun(server: HostConnection, dir: string, id: string, command
   });
 }
 
-/** The session id and process group of a process (fields 5 and 6 of /proc/PID/stat). */
 /** `webmux host` run in the foreground for `dir`, its stderr collected. */
 function foregroundHost(dir: string): { proc: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
   const [file, ...args] = webmuxArgv();
@@ -51,6 +50,7 @@ function foregroundHost(dir: string): { proc: ChildProcess; stderr: () => string
   return { proc, stderr: () => err, exit };
 }
 
+/** The session id and process group of a process (fields 5 and 6 of /proc/PID/stat). */
 function sessionOf(pid: number): { pgid: number; sid: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -161,8 +161,11 @@ describe("session host process", () => {
     hostPids.add(first.welcome.pid);
     await first.request("adopt");
     // A program that ignores the hang-up keeps the old host ending until its SIGKILL, 3 s later.
-    const command = ["sh", "-c", "trap '' HUP; while :; do sleep 0.05; done"];
+    // It leaves a file once the trap is set: a hang-up before that would end it at once.
+    const armed = join(dir, "armed");
+    const command = ["sh", "-c", `trap '' HUP; : > ${armed}; while :; do sleep 0.05; done`];
     await spawnRun(first, dir, "stubborn", command);
+    await waitFor(() => existsSync(armed), { message: "the HUP trap set" });
     const stopping = first.request("stop").catch(() => null);
     const refusal = async () => {
       try {
