@@ -7,7 +7,7 @@
  * shares the machine with the server: in both arms every client is a FrameCounter
  * (frame-counter.ts), a minimal reader that parses frames off the socket and only counts output
  * bytes — what `websocat … > /dev/null` would cost, not what a WebSocket library's copying costs
- * — and readerCpuMs in the detail says what the readers took. The arms alternate; value and
+ * — and readerCpuMs in the detail says what the readers took. The arms run in an order rotated round by round (rounds.ts); value and
  * baseline are their medians, the ratio the median of the paired rounds (stats.ts pairedRatio).
  */
 import { catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
@@ -17,11 +17,12 @@ import { figure, type BenchContext, type BenchResult } from "./report.ts";
 import { startServerProcess } from "./server-process.ts";
 import { median, MIB, pairedRatio, round } from "./stats.ts";
 import { catRunDetail } from "./ws-throughput.ts";
+import { runRounds, type Arm } from "./rounds.ts";
 
 /** The audience of the fan-out figure (docs/design.md § Performance): one controller and ten observers. */
 const OBSERVERS = 10;
-/** Runs per arm: a fan-out run moves 11 × 100 MiB, so three keep the benchmark within a minute or two. */
-const RUNS = 3;
+/** Runs per arm: at least five for a median (docs/design.md § Performance); with three, one slow round moved the ratio 0.77–0.91 between runs. */
+const RUNS = 5;
 
 function fanOutDetail(runs: readonly CatRun[]) {
   return {
@@ -45,14 +46,16 @@ export async function benchFanOut(ctx: BenchContext): Promise<BenchResult> {
     const unavailable = await hubUnavailable(server);
     if (unavailable) return { skipped: unavailable };
     const cool = await keepServerWarm(server);
-    const single: CatRun[] = [];
-    const fanOut: CatRun[] = [];
+    const arms = new Map<string, Arm<CatRun>>([
+      ["single", { run: () => catThroughServer(server, corpus), runs: [] }],
+      ["fan-out", { run: () => catThroughServer(server, corpus, { observers: OBSERVERS }), runs: [] }],
+    ]);
+    const single = arms.get("single")!.runs;
+    const fanOut = arms.get("fan-out")!.runs;
     try {
-      for (let i = 0; i < RUNS; i++) {
-        single.push(await catThroughServer(server, corpus));
-        fanOut.push(await catThroughServer(server, corpus, { observers: OBSERVERS }));
-        ctx.log(`fan-out ${i + 1}/${RUNS}: 1 client ${single[i]!.mbps.toFixed(1)} MB/s, ${OBSERVERS + 1} clients ${fanOut[i]!.mbps.toFixed(1)} MB/s each`);
-      }
+      await runRounds(arms, RUNS, (i) =>
+        ctx.log(`fan-out ${i + 1}/${RUNS}: 1 client ${single[i]!.mbps.toFixed(1)} MB/s, ${OBSERVERS + 1} clients ${fanOut[i]!.mbps.toFixed(1)} MB/s each`),
+      );
     } finally {
       await cool();
     }

@@ -32,8 +32,8 @@ import { waitUntil } from "./wait.ts";
 import { runRounds, type Arm } from "./rounds.ts";
 import { catRunDetail } from "./ws-throughput.ts";
 
-/** Rounds of the throughput arms (each cats the whole corpus): odd, so a median is one real round. */
-const RUNS = 3;
+/** Rounds of the throughput arms (each cats the whole corpus): at least five for a median (docs/design.md § Performance), odd so the median is one real round. */
+const RUNS = 5;
 const QUICK_RUNS = 1;
 /** Keys per arm and round, after the warm-up. */
 const KEYS = 1000;
