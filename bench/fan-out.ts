@@ -7,8 +7,9 @@
  * shares the machine with the server: in both arms every client is a FrameCounter
  * (frame-counter.ts), a minimal reader that parses frames off the socket and only counts output
  * bytes — what `websocat … > /dev/null` would cost, not what a WebSocket library's copying costs
- * — and readerCpuMs in the detail says what the readers took. The arms run in an order rotated round by round (rounds.ts); value and
- * baseline are their medians, the ratio the median of the paired rounds (stats.ts pairedRatio).
+ * — and readerCpuMs in the detail says what the readers took. The arms run in an order rotated
+ * round by round (rounds.ts); value and baseline are their medians, the ratio the median of the
+ * paired rounds (stats.ts pairedRatio).
  */
 import { catThroughServer, keepServerWarm, type CatRun } from "./cat-stream.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
@@ -21,7 +22,7 @@ import { runRounds, type Arm } from "./rounds.ts";
 
 /** The audience of the fan-out figure (docs/design.md § Performance): one controller and ten observers. */
 const OBSERVERS = 10;
-/** Runs per arm: at least five for a median (docs/design.md § Performance); with three, one slow round moved the ratio 0.77–0.91 between runs. */
+/** Rounds: at least five for a median (docs/design.md § Performance); with three, one slow round moved the ratio 0.77–0.91. */
 const RUNS = 5;
 
 function fanOutDetail(runs: readonly CatRun[]) {
