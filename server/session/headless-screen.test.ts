@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import xtermHeadless from "@xterm/headless";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   BATCH_BYTES,
   FLUSH_DELAY_MS,
@@ -14,7 +14,7 @@ import {
   SKIM_TAIL_BYTES,
   type HeadlessScreenOptions,
 } from "./headless-screen.ts";
-import { HEADLESS_WORKER_NICE } from "./headless-worker-host.ts";
+import { HEADLESS_WORKER_NICE, HeadlessWorkerHost, WORKER_LINGER_MS } from "./headless-worker-host.ts";
 
 const { Terminal } = xtermHeadless;
 const run = promisify(execFile);
@@ -40,7 +40,16 @@ function screen(opts: Partial<HeadlessScreenOptions> = {}): HeadlessScreen {
   return created;
 }
 
+// Each test starts without a worker: the worker ends with the last screen here, except where a test lingers it.
+beforeAll(() => {
+  HeadlessWorkerHost.lingerMs = 0;
+});
+afterAll(() => {
+  HeadlessWorkerHost.lingerMs = WORKER_LINGER_MS;
+});
+
 afterEach(async () => {
+  HeadlessWorkerHost.lingerMs = 0;
   for (const created of live.splice(0)) created.dispose();
   await waitFor(() => HeadlessScreen.workerCount() === 0, "the worker to exit after the test");
 });
@@ -217,6 +226,27 @@ describe("HeadlessScreen", () => {
     c.write(bytes("in c"));
     expect(await c.preview()).toEqual(["in c"]);
     expect(HeadlessScreen.workerCount()).toBe(1);
+  });
+
+  it.runIf(existsSync("/proc/thread-self"))("keeps the worker a while after the last screen, for the next one, then ends it", async () => {
+    HeadlessWorkerHost.lingerMs = 300;
+    const lowered = () => [...threadNices()].filter(([, nice]) => nice === HEADLESS_WORKER_NICE).map(([tid]) => tid);
+    const a = screen({ cols: 30, rows: 5 });
+    a.write(bytes("in a"));
+    expect(await a.preview()).toEqual(["in a"]);
+    const [worker] = lowered();
+    expect(worker).toBeDefined();
+    a.dispose();
+    expect(HeadlessScreen.workerCount()).toBe(1);
+    // The next session's screen gets the same, warm thread.
+    const b = screen({ cols: 30, rows: 5 });
+    b.write(bytes("in b"));
+    expect(await b.preview()).toEqual(["in b"]);
+    expect(lowered()).toEqual([worker]);
+    b.dispose();
+    live.length = 0;
+    await waitFor(() => HeadlessScreen.workerCount() === 0, "the lingering worker to exit");
+    await waitFor(() => lowered().length === 0, "its thread to be gone");
   });
 
   it("rejects requests on a disposed screen with a stable code", async () => {

@@ -1,8 +1,8 @@
 /**
  * The single worker thread shared by every HeadlessScreen of the process: started when
- * the first screen attaches, terminated when the last one detaches. One worker for all
- * sessions because each worker costs ~10 MB of RSS, while an idle session may cost only
- * a few MB.
+ * the first screen attaches, terminated WORKER_LINGER_MS after the last one detaches. One
+ * worker for all sessions because each worker costs ~10 MB of RSS, while an idle session may
+ * cost only a few MB.
  *
  * The worker is unref'd while nothing waits for it, so an idle screen never keeps a
  * process alive; it is ref'd while a request (serialize/preview/read) is outstanding,
@@ -58,6 +58,15 @@ const WORKER_URL = new URL("./headless-worker.js", import.meta.url);
  */
 export const HEADLESS_WORKER_NICE = 10;
 
+/**
+ * How long the worker outlives its last screen (docs/design.md § Where the CPU goes): a new
+ * worker is a cold isolate that loads xterm and compiles its parser again, which made the first
+ * seconds of a session created after the last one ended ~1.3× dearer in server CPU. Long enough
+ * to cover closing one session and opening the next; short enough that an idle server gives the
+ * worker's ~10 MB back soon.
+ */
+export const WORKER_LINGER_MS = 30_000;
+
 /** What the worker is started with (headless-worker.js reads it as workerData). */
 export type HeadlessWorkerData = { nice: number };
 
@@ -65,6 +74,8 @@ export class HeadlessWorkerHost {
   private static shared: HeadlessWorkerHost | null = null;
   /** workers started and not yet exited (a terminated worker counts until it is gone) */
   private static live = 0;
+  /** WORKER_LINGER_MS, unless a test wants the worker gone sooner */
+  static lingerMs = WORKER_LINGER_MS;
 
   private readonly worker: Worker;
   private readonly clients = new Map<number, ScreenClient>();
@@ -72,6 +83,8 @@ export class HeadlessWorkerHost {
   private nextScreen = 1;
   private nextRequest = 1;
   private closed = false;
+  /** ends the worker once it has had no screen for lingerMs */
+  private lingerTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** Attaches a screen to the shared worker, starting it if needed; returns the screen id. */
   static attach(client: ScreenClient, open: { cols: number; rows: number; scrollback: number }): {
@@ -79,6 +92,7 @@ export class HeadlessWorkerHost {
     screen: number;
   } {
     const host = (HeadlessWorkerHost.shared ??= new HeadlessWorkerHost());
+    host.stopLingering();
     const screen = host.nextScreen++;
     host.clients.set(screen, client);
     host.post({ type: "open", screen, ...open });
@@ -127,7 +141,7 @@ export class HeadlessWorkerHost {
     });
   }
 
-  /** Closes a screen; its unanswered requests are rejected; the last one stops the worker. */
+  /** Closes a screen; its unanswered requests are rejected; the worker ends lingerMs after the last one. */
   detach(screen: number): void {
     if (!this.clients.delete(screen)) return;
     for (const [id, pending] of this.requests) {
@@ -136,10 +150,27 @@ export class HeadlessWorkerHost {
       pending.reject(new HeadlessScreenError("HEADLESS_SCREEN_DISPOSED", "screen disposed"));
     }
     this.post({ type: "close", screen });
-    if (this.clients.size === 0) {
+    if (this.clients.size === 0) this.linger();
+  }
+
+  private linger(): void {
+    this.stopLingering();
+    const end = () => {
+      this.lingerTimer = null;
+      if (this.clients.size > 0 || this.closed) return;
       this.shutDown();
       void this.worker.terminate();
-    }
+    };
+    if (HeadlessWorkerHost.lingerMs <= 0) return end();
+    this.lingerTimer = setTimeout(end, HeadlessWorkerHost.lingerMs);
+    // An idle worker never keeps the process alive, nor does the wait to end it.
+    this.lingerTimer.unref();
+  }
+
+  private stopLingering(): void {
+    if (this.lingerTimer === null) return;
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
   }
 
   private receive(message: FromWorker): void {
@@ -171,6 +202,7 @@ export class HeadlessWorkerHost {
 
   /** Stops accepting work; later screens get a new worker. */
   private shutDown(): void {
+    this.stopLingering();
     this.closed = true;
     if (HeadlessWorkerHost.shared === this) HeadlessWorkerHost.shared = null;
   }

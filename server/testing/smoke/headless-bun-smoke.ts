@@ -1,20 +1,21 @@
 /**
  * Smoke scenario for HeadlessScreen outside vitest: run it with `bun` or with
  * `node --import tsx`. It prints one JSON line `{"ok":true,…}` and must then exit on
- * its own (an idle or finished screen must not keep the process alive).
+ * its own (an idle or finished screen must not keep the process alive, nor must the worker
+ * that lingers after the last screen, nor the timer that will end it).
  * headless-screen.test.ts runs it under both runtimes.
  */
 import { HeadlessScreen } from "../../session/headless-screen.ts";
 
-/** How long the worker may take to go away after the last screen is disposed. */
-const WORKER_EXIT_DEADLINE_MS = 5_000;
+/** Upper bound for any awaited condition here. */
+const CONDITION_DEADLINE_MS = 5_000;
 
 function check(condition: boolean, what: string): void {
   if (!condition) throw new Error(`smoke check failed: ${what}`);
 }
 
 async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + WORKER_EXIT_DEADLINE_MS;
+  const deadline = Date.now() + CONDITION_DEADLINE_MS;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -46,7 +47,14 @@ async function main(): Promise<void> {
 
   a.dispose();
   b.dispose();
-  await waitFor(() => HeadlessScreen.workerCount() === 0, "the worker to exit");
+  // The worker lingers for the next screen, which gets the same warm worker.
+  check(HeadlessScreen.workerCount() === 1, "the worker lingers after the last screen");
+  const c = new HeadlessScreen({ cols: 40, rows: 6 });
+  c.write(encoder.encode("in c"));
+  const previewOfC = await c.preview();
+  check(previewOfC[0] === "in c", `preview of c ${JSON.stringify(previewOfC)}`);
+  check(HeadlessScreen.workerCount() === 1, "a screen opened while the worker lingers reuses it");
+  c.dispose();
   const runtime = typeof (globalThis as { Bun?: unknown }).Bun === "undefined" ? "node" : "bun";
   console.log(JSON.stringify({ ok: true, runtime, lines: read.lines.slice(0, 2) }));
 }
