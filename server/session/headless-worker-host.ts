@@ -67,6 +67,14 @@ export const HEADLESS_WORKER_NICE = 10;
  */
 export const WORKER_LINGER_MS = 30_000;
 
+/**
+ * The worker's young generation (docs/design.md § Memory that comes back). V8 grows it to 32 MiB
+ * under a flood and keeps it committed afterwards, so a worker lingering past its last screen held
+ * ~25 MiB it no longer used. At 8 MiB the 10 MiB `cat` runs as fast (paired rounds) and a lingering
+ * worker stays ~10 MiB above a fresh server once every session is deleted; 4 was no faster.
+ */
+export const WORKER_YOUNG_GENERATION_MB = 8;
+
 /** What the worker is started with (headless-worker.js reads it as workerData). */
 export type HeadlessWorkerData = { nice: number };
 
@@ -108,7 +116,11 @@ export class HeadlessWorkerHost {
     // execArgv: [] — the worker is plain JS and needs no loader; inheriting e.g. tsx's
     // --import would only cost start-up time and memory.
     const workerData: HeadlessWorkerData = { nice: HEADLESS_WORKER_NICE };
-    this.worker = new Worker(WORKER_URL, { execArgv: [], workerData });
+    this.worker = new Worker(WORKER_URL, {
+      execArgv: [],
+      workerData,
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     HeadlessWorkerHost.live++;
     this.worker.unref();
     this.worker.on("message", (message: FromWorker) => this.receive(message));

@@ -23,6 +23,7 @@ import xtermHeadless from "@xterm/headless";
 import unicode11Addon from "@xterm/addon-unicode11";
 import { styledLine } from "./styled-line.js";
 import { terminalSnapshot } from "../vt/terminal-snapshot.js";
+import { discardQueuedWrites } from "./xterm-write-queue.js";
 
 /** @typedef {import("./headless-protocol.ts").ToWorker} ToWorker */
 /** @typedef {import("./headless-protocol.ts").FromWorker} FromWorker */
@@ -295,6 +296,7 @@ function handle(message) {
       if (screen.changeTimer) clearTimeout(screen.changeTimer);
       screens.delete(screen.id);
       unreportedParsed.delete(screen.id);
+      discardQueuedWrites(screen.term);
       screen.term.dispose();
       scheduleRelease();
       return;
