@@ -10,6 +10,8 @@ import {
   SLOW_CHECK_INTERVAL_MS,
   WRITE_DRAIN_TIMEOUT_MS,
 } from "./flow-control.ts";
+import { OWN_READ_BUFFER_BYTES } from "../pty/own-read-buffer.ts";
+import { OUTPUT_CHUNK_LIFETIME_BYTES } from "../session/session.ts";
 
 describe("flow-control constants", () => {
   it("keep their order: echoes never wait, a flush never jumps the pause band, the controller is paced long before it could be cut", () => {
@@ -19,6 +21,12 @@ describe("flow-control constants", () => {
     expect(PAUSE_HIGH_WATER_BYTES).toBeLessThan(SEND_QUEUE_LIMIT_BYTES);
     // Room for at least one more full flush between pausing and cutting.
     expect(PAUSE_HIGH_WATER_BYTES + FLUSH_BYTES).toBeLessThanOrEqual(SEND_QUEUE_LIMIT_BYTES);
+  });
+
+  it("flush the output chunks they hold before the ring may write over them", () => {
+    // The stream keeps a session's chunks until a flush, which comes at the latest once FLUSH_BYTES
+    // wait: with the read that crossed it, that is less than a chunk is guaranteed to last.
+    expect(FLUSH_BYTES + OWN_READ_BUFFER_BYTES).toBeLessThanOrEqual(OUTPUT_CHUNK_LIFETIME_BYTES);
   });
 
   it("check stalled connections several times before the drain timeout cuts one", () => {

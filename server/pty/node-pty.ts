@@ -132,7 +132,8 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     () => term.resume(),
   );
   const socket = (term as unknown as { _socket?: Socket })._socket;
-  const leanRead = socket !== undefined && readIntoOwnBuffer(socket, (chunk) => relay.deliverData(chunk));
+  // Lent: the session copies each read into its ring once and hands on the ring's bytes.
+  const leanRead = socket !== undefined && readIntoOwnBuffer(socket, (chunk) => relay.deliverData(chunk, true), true);
   // With `encoding: null` node-pty emits Buffers; its typings still say string.
   if (!leanRead) term.onData((data) => relay.deliverData(data as unknown as Buffer));
   term.onExit(({ exitCode, signal }) => {
@@ -144,6 +145,7 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     pid: term.pid,
     exited: relay.exited,
     onData: (listener) => relay.onData(listener),
+    onLentData: (listener) => relay.onLentData(listener),
     onExit: (listener) => relay.onExit(listener),
     write(data) {
       if (relay.hasExited || handedOver) return;

@@ -56,6 +56,23 @@ describe("readIntoOwnBuffer", () => {
     }
   });
 
+  it("lends its buffer itself when asked: every byte in order, each read a view of the same memory", async () => {
+    const { reader, writer, close } = await socketPair();
+    try {
+      const copies: Buffer[] = [];
+      const memory = new Set<ArrayBufferLike>();
+      expect(readIntoOwnBuffer(reader, (chunk) => (memory.add(chunk.buffer), copies.push(Buffer.from(chunk))), true)).toBe(true);
+      const sent = Buffer.from(Array.from({ length: 3 * OWN_READ_BUFFER_BYTES + 77 }, (_, i) => (i * 7) & 0xff));
+      writer.write(sent);
+      await waitFor(() => copies.reduce((n, c) => n + c.length, 0) === sent.length, { message: "every byte" });
+      expect(Buffer.concat(copies).equals(sent)).toBe(true);
+      expect(copies.length).toBeGreaterThan(1);
+      expect(memory.size).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
   it("reports the end of the stream as before", async () => {
     const { reader, writer, close } = await socketPair();
     try {

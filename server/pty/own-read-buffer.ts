@@ -8,7 +8,7 @@ export const OWN_READ_BUFFER_BYTES = 64 * 1024;
 
 /**
  * A socket's bytes read straight into one buffer of its own and handed on as a copy of exactly the
- * bytes read: node:net's `onread` mode, switched on for a socket someone else created (node-pty's
+ * bytes read (or, with `lend`, as a view of that buffer, valid only until `deliver` returns): node:net's `onread` mode, switched on for a socket someone else created (node-pty's
  * socket on a PTY master, the HTTP server's socket under a WebSocket). The default path allocates
  * 64 KiB for every read, wraps it in an ArrayBuffer the garbage collector must sweep, pushes it
  * through a Readable stream and schedules a read-more tick; an echo pays all of it twice
@@ -20,7 +20,7 @@ export const OWN_READ_BUFFER_BYTES = 64 * 1024;
  * constructor sets from `onread`, and the handle's `useUserBuffer`, Node 18-22); when they are not
  * there it returns false and node-pty's 'data' path stays.
  */
-export function readIntoOwnBuffer(socket: Socket, deliver: (chunk: Buffer) => void): boolean {
+export function readIntoOwnBuffer(socket: Socket, deliver: (chunk: Buffer) => void, lend = false): boolean {
   const symbols = new Map(Object.getOwnPropertySymbols(socket).map((symbol) => [symbol.description, symbol]));
   const buffer = symbols.get("kBuffer");
   const callback = symbols.get("kBufferCb");
@@ -33,7 +33,7 @@ export function readIntoOwnBuffer(socket: Socket, deliver: (chunk: Buffer) => vo
   fields[buffer] = readBuffer;
   fields[generator] = null;
   fields[callback] = (length: number) => {
-    deliver(Buffer.from(readBuffer.subarray(0, length)));
+    deliver(lend ? readBuffer.subarray(0, length) : Buffer.from(readBuffer.subarray(0, length)));
     return true;
   };
   handle.useUserBuffer(readBuffer);

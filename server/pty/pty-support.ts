@@ -108,6 +108,8 @@ export function toPtyExit(status: number | null, signal: number | string | null 
 export class PtyEventRelay {
   readonly exited: Promise<PtyExit>;
   private dataListener: ((chunk: Uint8Array) => void) | null = null;
+  /** the listener takes lent chunks (onLentData) */
+  private borrows = false;
   private early: Uint8Array[] = [];
   private exitListener: ((exit: PtyExit) => void) | null = null;
   private exit: PtyExit | null = null;
@@ -122,7 +124,17 @@ export class PtyEventRelay {
   }
 
   onData(listener: (chunk: Uint8Array) => void): void {
+    this.listen(listener, false);
+  }
+
+  /** PtyProcess.onLentData: chunks delivered as lent reach it as they are, never copied. */
+  onLentData(listener: (chunk: Uint8Array) => void): void {
+    this.listen(listener, true);
+  }
+
+  private listen(listener: (chunk: Uint8Array) => void, borrows: boolean): void {
     this.dataListener = listener;
+    this.borrows = borrows;
     const early = this.early;
     this.early = [];
     for (const chunk of early) listener(chunk);
@@ -137,10 +149,11 @@ export class PtyEventRelay {
     this.exitListener = listener;
   }
 
-  deliverData(chunk: Uint8Array): void {
+  /** `lent`: the chunk is the runtime's read buffer, reused after this returns; it is copied for whoever keeps it. */
+  deliverData(chunk: Uint8Array, lent = false): void {
     if (this.exit || chunk.byteLength === 0) return;
-    if (this.dataListener) this.dataListener(chunk);
-    else this.early.push(chunk);
+    if (this.dataListener) this.dataListener(lent && !this.borrows ? Buffer.from(chunk) : chunk);
+    else this.early.push(lent ? Buffer.from(chunk) : chunk);
   }
 
   deliverExit(exit: PtyExit): void {

@@ -43,6 +43,12 @@ export interface PtyProcess {
   readonly pid: number;
   /** Output as raw bytes, never decoded. One listener (the session). */
   onData(listener: (chunk: Uint8Array) => void): void;
+  /**
+   * Instead of onData where the runtime can: the chunk is lent, valid only until the listener
+   * returns (it is the runtime's read buffer), so a listener that keeps bytes copies them. It saves
+   * a copy into fresh memory per read for a listener that copies anyway (the session's ring).
+   */
+  onLentData?(listener: (chunk: Uint8Array) => void): void;
   /** Called once, after the last onData chunk has been delivered. */
   onExit(listener: (exit: PtyExit) => void): void;
   /** Settles with the same value as onExit, at the same moment; for helpers such as `terminate`. */

@@ -198,4 +198,65 @@ describe("RingBuffer", () => {
     expect([ring.start, ring.end]).toEqual([2, 10]);
     expect(() => ring.restore(-1, bytes("x"))).toThrow(RangeError);
   });
+
+  describe("lastAppended", () => {
+    it("is a view of the store holding the bytes just appended, not a copy", () => {
+      const ring = new RingBuffer(1024);
+      ring.append(bytes("hello "));
+      ring.append(bytes("world"));
+      const view = ring.lastAppended(5, 0)!;
+      expect(text(view)).toBe("world");
+      expect(view.length).toBe(5);
+      ring.append(bytes("!"));
+      expect(text(ring.lastAppended(6, 0)!)).toBe("world!");
+    });
+
+    it("stays as it was while the store grows and after a reset", () => {
+      const ring = new RingBuffer(STORE_DOUBLING_LIMIT_BYTES * 4);
+      ring.append(bytes("first"));
+      const view = ring.lastAppended(5, 0)!;
+      ring.append(new Uint8Array(INITIAL_STORE_BYTES * 3).fill(0x2e)); // grows, copying into a new store
+      expect(text(view)).toBe("first");
+      ring.reset();
+      ring.append(bytes("other"));
+      expect(text(view)).toBe("first");
+    });
+
+    it("is null when the bytes are cut by the wrap, or would be written over sooner than asked", () => {
+      const ring = new RingBuffer(16);
+      ring.append(bytes("0123456789ab")); // 12 of 16
+      ring.append(bytes("cdefgh")); // wraps: "cdef" at the end of the store, "gh" at its start
+      expect(ring.lastAppended(6, 0)).toBeNull();
+      expect(text(ring.lastAppended(2, 0)!)).toBe("gh");
+      expect(ring.lastAppended(2, 14)).not.toBeNull(); // 14 more bytes leave "gh" alone
+      expect(ring.lastAppended(2, 15)).toBeNull();
+      expect(ring.lastAppended(17, 0)).toBeNull();
+      expect(ring.lastAppended(0, 0)).toBeNull();
+    });
+
+    it("is unchanged until `untouchedFor` more bytes were appended (property)", () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 8, max: 256 }),
+          fc.array(fc.uint8Array({ minLength: 1, maxLength: 64 }), { minLength: 1, maxLength: 60 }),
+          fc.integer({ min: 0, max: 64 }),
+          (capacity, chunks, untouchedFor) => {
+            const ring = new RingBuffer(capacity);
+            const held: { view: Uint8Array; copy: Uint8Array; until: number }[] = [];
+            let appended = 0;
+            for (const chunk of chunks) {
+              ring.append(chunk);
+              appended += chunk.length;
+              for (const h of held) if (appended <= h.until) expect(h.view).toEqual(h.copy);
+              const view = ring.lastAppended(chunk.length, untouchedFor);
+              if (view) {
+                expect(view).toEqual(chunk);
+                held.push({ view, copy: chunk.slice(), until: appended + untouchedFor });
+              }
+            }
+          },
+        ),
+      );
+    });
+  });
 });

@@ -86,6 +86,19 @@ export class RingBuffer {
     this.endOffset += n;
   }
 
+  /**
+   * The last `n` bytes appended as a view of the store instead of a copy, when they lie in one
+   * piece and no write touches them for at least `untouchedFor` more appended bytes; else null.
+   * Growing and reset replace the store and leave the old one as it was, so only wrapping writes
+   * over a view.
+   */
+  lastAppended(n: number, untouchedFor: number): Uint8Array | null {
+    if (n <= 0 || n > this.length || this.capacity - n < untouchedFor) return null;
+    const size = this.store.length;
+    const at = (this.head + this.length - n) % size;
+    return at + n <= size ? this.store.subarray(at, at + n) : null;
+  }
+
   /** A copy of the absolute range [from, to); throws RangeError outside [start, end]. */
   slice(from: number, to: number = this.endOffset): Uint8Array {
     if (!Number.isInteger(from) || !Number.isInteger(to) || from < this.start || to > this.endOffset || from > to) {

@@ -4,7 +4,7 @@ import { fakePtys } from "../testing/fake-pty.ts";
 import { waitFor } from "../testing/wait.ts";
 import { SessionRegistry } from "./registry.ts";
 import { HeadlessScreen } from "./headless-screen.ts";
-import { Session } from "./session.ts";
+import { OUTPUT_CHUNK_LIFETIME_BYTES, Session } from "./session.ts";
 
 const BASH = ["bash", "--norc", "--noprofile"];
 let registry: SessionRegistry;
@@ -87,6 +87,32 @@ describe("Session on a real bash", () => {
     expect(s.info()).toMatchObject({ status: "exited", exitCode: 3, pid: null });
     expect(ringText(s)).toContain("last-words");
     expect(registry.get(s.id)).toBe(s);
+  });
+
+  it.each([
+    ["a ring large enough hands on views of itself", 1024 * 1024, true],
+    ["a ring too small for that hands on copies", 256 * 1024, false],
+  ])("output chunks stay as they were for OUTPUT_CHUNK_LIFETIME_BYTES of later output: %s", async (_, capacity, views) => {
+    const s = makeRegistry(capacity).create({ command: ["seq", "1", "400000"] });
+    const held: { chunk: Uint8Array; copy: Buffer; until: number }[] = [];
+    let appended = 0;
+    let checked = 0;
+    let ringMemory = 0;
+    s.events.on("output", (chunk) => {
+      appended += chunk.length;
+      if (chunk.buffer.byteLength === capacity) ringMemory++;
+      while (held.length > 0 && held[0]!.until < appended) held.shift();
+      for (const h of held) {
+        if (!Buffer.from(h.chunk).equals(h.copy)) throw new Error(`a chunk changed ${appended - h.until + OUTPUT_CHUNK_LIFETIME_BYTES} bytes later`);
+        checked++;
+      }
+      held.push({ chunk, copy: Buffer.from(chunk), until: appended + OUTPUT_CHUNK_LIFETIME_BYTES });
+    });
+    await exited(s);
+    expect(s.stats().truncated).toBe(true); // the ring wrapped: views were written over later
+    expect(checked).toBeGreaterThan(100);
+    if (views) expect(ringMemory).toBeGreaterThan(0);
+    else expect(ringMemory).toBe(0);
   });
 
   it("keeps the tail of 500 000 lines intact in a ring that wrapped many times", async () => {

@@ -68,9 +68,21 @@ export type AdoptedState = {
   submissions: readonly RestoredSubmission[];
 };
 
+/**
+ * How much later output an `output` chunk outlives unchanged: it may be a view of the ring, which
+ * writes over it only once the ring has wrapped past it. The hub keeps chunks until its next flush
+ * (at most its FLUSH_BYTES plus one read); everyone else copies what they keep. A ring smaller than
+ * this plus the chunk hands on copies instead.
+ */
+export const OUTPUT_CHUNK_LIFETIME_BYTES = 512 * 1024;
+
 /** Everything a subscriber (the hub) needs to follow a session's output, in order. */
 export type SessionEvents = {
-  /** Raw PTY bytes, already in the ring at [end - chunk.length, end). */
+  /**
+   * Raw PTY bytes, already in the ring at [end - chunk.length, end). The chunk may be the ring's
+   * own memory: it stays as it is while OUTPUT_CHUNK_LIFETIME_BYTES more bytes of output follow,
+   * so a subscriber that keeps it longer copies it.
+   */
   output: [chunk: Uint8Array, events: readonly ScanEvent[]];
   /** The program ended; its last output was delivered before. */
   exit: [exitCode: number];
@@ -384,9 +396,15 @@ export class Session {
     this._status = "running";
     let resolveExit!: () => void;
     this.exitPromise = new Promise((r) => (resolveExit = r));
-    pty.onData((chunk) => {
-      if (this.pty === pty) this.handleOutput(chunk);
-    });
+    if (pty.onLentData && !this.options.shared) {
+      pty.onLentData((chunk) => {
+        if (this.pty === pty) this.handleOutput(chunk, true);
+      });
+    } else {
+      pty.onData((chunk) => {
+        if (this.pty === pty) this.handleOutput(chunk, false);
+      });
+    }
     pty.onExit((exit) => {
       if (this.pty === pty) this.handleExit(exit);
       resolveExit();
@@ -438,9 +456,13 @@ export class Session {
     };
   }
 
-  private handleOutput(chunk: Uint8Array): void {
+  /** `lent`: the chunk is the PTY's read buffer (PtyProcess.onLentData); what is emitted must outlive it. */
+  private handleOutput(read: Uint8Array, lent: boolean): void {
     const shared = this.options.shared;
-    if (!shared) this.ring.append(chunk);
+    if (!shared) this.ring.append(read);
+    // The ring holds the bytes now: its copy serves everyone after it, and a lent read needs no
+    // second copy into fresh memory (docs/design.md § The path of an output byte).
+    const chunk = lent ? (this.ring.lastAppended(read.length, OUTPUT_CHUNK_LIFETIME_BYTES) ?? new Uint8Array(read)) : read;
     const scanned = shared ? shared.lastEvents() : this.scanner.feed(chunk);
     // Clients first: the mirror's copy can wait the few microseconds.
     this.events.emit("output", chunk, scanned);
