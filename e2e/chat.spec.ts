@@ -24,6 +24,8 @@ const SCREENSHOTS = join(import.meta.dirname, "..", "test-results", "screenshots
 const NO_RECONNECT_WINDOW_MS = 1_000;
 /** The server's wait for an interrupted TUI to go idle (5 s), its SIGTERM grace (3 s) and some slack. */
 const MOVE_WITH_INTERRUPT_TIMEOUT_MS = 15_000;
+/** A fake Codex turn that runs a command: a process it spawns and a tool call, on a machine that may be busy with other work (took over 5 s beside two CPU-bound loops). */
+const TOOL_TURN_TIMEOUT_MS = 15_000;
 /** A turn that would outlast the test unless Stop works. */
 const SLOW_TURN_SECONDS = 60;
 
@@ -203,7 +205,7 @@ test("a Codex chat says what Codex may do without asking (its sandbox)", async (
   await openChat(page, server, session.id);
   await expect(page.getByRole("note", { name: "What the agent may do" })).toContainText("may write inside this workspace only");
   await compose(page, "run touch notes.txt");
-  await expect(page.locator('.chat-tool[data-tool="shell"] .chat-tool__result')).toHaveText("ran touch notes.txt");
+  await expect(page.locator('.chat-tool[data-tool="shell"] .chat-tool__result')).toHaveText("ran touch notes.txt", { timeout: TOOL_TURN_TIMEOUT_MS });
 });
 
 test("Stop interrupts a slow turn", async ({ page, server }) => {
