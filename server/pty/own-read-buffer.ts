@@ -8,10 +8,11 @@ export const OWN_READ_BUFFER_BYTES = 64 * 1024;
 
 /**
  * A socket's bytes read straight into one buffer of its own and handed on as a copy of exactly the
- * bytes read (or, with `lend`, as a view of that buffer, valid only until `deliver` returns): node:net's `onread` mode, switched on for a socket someone else created (node-pty's
- * socket on a PTY master, the HTTP server's socket under a WebSocket). The default path allocates
- * 64 KiB for every read, wraps it in an ArrayBuffer the garbage collector must sweep, pushes it
- * through a Readable stream and schedules a read-more tick; an echo pays all of it twice
+ * bytes read (with `lend`, as a view of that buffer, valid only until `deliver` returns): node:net's
+ * `onread` mode, switched on for a socket someone else created (node-pty's socket on a PTY master,
+ * the HTTP server's socket under a WebSocket). The default path allocates 64 KiB for every read,
+ * wraps it in an ArrayBuffer the garbage collector must sweep, pushes it through a Readable stream
+ * and schedules a read-more tick; an echo pays all of it twice
  * (docs/design.md § The path of an output byte, § The path of a keystroke).
  * Back-pressure is unchanged: net.Socket's pause and resume stop and start the handle in this
  * mode too, and the end and errors of the read side take the same path as before.
