@@ -20,6 +20,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { Corpus } from "./corpus.ts";
+import { startCpuMeter, type CpuUse } from "./cpu-meter.ts";
 import { BENCH_COLS, BENCH_ROWS, spawnDirect } from "./direct-pty.ts";
 import { hubUnavailable } from "./hub-probe.ts";
 import type { BenchContext, BenchResult } from "./report.ts";
@@ -71,6 +72,8 @@ export type CatRun = {
   exitMs: number;
   /** CPU time of this process (the readers) during the timed part */
   readerCpuMs: number;
+  /** the machine's and the server's (or ttyd's) CPU during the timed part (cpu-meter.ts), null off Linux */
+  cpu: CpuUse | null;
 };
 
 const cpuMs = () => {
@@ -78,7 +81,7 @@ const cpuMs = () => {
   return (user + system) / 1000;
 };
 
-function summarize(corpus: Corpus, reader: CatRun["reader"], readers: ReaderResult[], exitMs: number, readerCpuMs: number): CatRun {
+function summarize(corpus: Corpus, reader: CatRun["reader"], readers: ReaderResult[], exitMs: number, readerCpuMs: number, cpu: CpuUse | null): CatRun {
   const finished = readers.filter((r) => r.closeCode === null);
   const ms = Math.max(...(finished.length > 0 ? finished : readers).map((r) => r.ms));
   return {
@@ -89,6 +92,7 @@ function summarize(corpus: Corpus, reader: CatRun["reader"], readers: ReaderResu
     complete: readers.every((r) => r.complete),
     exitMs,
     readerCpuMs,
+    cpu,
   };
 }
 
@@ -110,9 +114,11 @@ export async function catDirect(corpus: Corpus): Promise<CatRun> {
       if (pty.bytes >= expected) resolveDone();
     });
     const cpu0 = cpuMs();
+    const meter = startCpuMeter({});
     const start = performance.now();
     pty.pty.write("\r");
     await Promise.race([done, pty.exited.then(() => Promise.reject(new Error("direct cat exited before its end marker")))]);
+    const cpu = meter.stop();
     const readerCpuMs = cpuMs() - cpu0;
     const bytes = pty.bytes - READY_MARKER_BYTES;
     const reader: ReaderResult = {
@@ -126,7 +132,7 @@ export async function catDirect(corpus: Corpus): Promise<CatRun> {
     const exitStart = performance.now();
     pty.pty.write("\r");
     await pty.exited;
-    return summarize(corpus, "node-pty", [reader], performance.now() - exitStart, readerCpuMs);
+    return summarize(corpus, "node-pty", [reader], performance.now() - exitStart, readerCpuMs, cpu);
   } finally {
     pty.kill();
   }
@@ -184,6 +190,7 @@ export async function catThroughServer(server: ServerProcess, corpus: Corpus, op
     const expected = expectedCatBytes(corpus);
     const before = clients.map((c) => ({ bytes: c.outputBytes, frames: c.outputFrames, wire: c.wireBytes }));
     const cpu0 = cpuMs();
+    const meter = startCpuMeter({ server: server.pid, host: server.hostPid });
     const start = performance.now();
     controller.send("\r");
     const closedAt = new Map<CatReader, number>();
@@ -194,6 +201,7 @@ export async function catThroughServer(server: ServerProcess, corpus: Corpus, op
         }),
       ),
     );
+    const cpu = meter.stop();
     const readerCpuMs = cpuMs() - cpu0;
     const readers = clients.map((c, i): ReaderResult => {
       const bytes = c.outputBytes - before[i]!.bytes;
@@ -211,7 +219,7 @@ export async function catThroughServer(server: ServerProcess, corpus: Corpus, op
     const exitStart = performance.now();
     controller.send("\r");
     await controller.until(() => controller.exitCode !== null, EXIT_TIMEOUT_MS, "exit frame");
-    return summarize(corpus, kind, readers, controller.exitAt - exitStart, readerCpuMs);
+    return summarize(corpus, kind, readers, controller.exitAt - exitStart, readerCpuMs, cpu);
   } finally {
     await Promise.all(clients.map((c) => c.close()));
     await server.deleteSession(info.id);
@@ -272,9 +280,11 @@ export async function catThroughTtyd(ttyd: TtydServer, corpus: Corpus, options: 
     const expected = expectedCatBytes(corpus);
     const before = { bytes: client.outputBytes, frames: client.outputFrames, wire: client.wireBytes };
     const cpu0 = cpuMs();
+    const meter = startCpuMeter({ ttyd: ttyd.pid });
     const start = performance.now();
     client.send("\r");
     await client.until(() => client.outputBytes - before.bytes >= expected, RUN_TIMEOUT_MS, "end marker");
+    const cpu = meter.stop();
     const readerCpuMs = cpuMs() - cpu0;
     const bytes = client.outputBytes - before.bytes;
     const reader: ReaderResult = {
@@ -288,7 +298,7 @@ export async function catThroughTtyd(ttyd: TtydServer, corpus: Corpus, options: 
     const exitStart = performance.now();
     client.send("\r");
     await client.until(() => client.closed, EXIT_TIMEOUT_MS, "close after the exit").catch(() => undefined);
-    return summarize(corpus, compress ? "ttyd-ws" : "ttyd-frame-counter", [reader], client.exitAt - exitStart, readerCpuMs);
+    return summarize(corpus, compress ? "ttyd-ws" : "ttyd-frame-counter", [reader], client.exitAt - exitStart, readerCpuMs, cpu);
   } finally {
     await client.close();
   }

@@ -21,6 +21,7 @@ import { hubModuleMissing, hubUnavailable } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult, type Figure, type Goal } from "./report.ts";
 import { startServerProcess } from "./server-process.ts";
 import { median, pairedRatio, quantile, round } from "./stats.ts";
+import { startCpuMeter } from "./cpu-meter.ts";
 import { FrameCounter } from "./frame-counter.ts";
 import { startTtyd, TtydReader, type TtydServer } from "./ttyd.ts";
 import { startEchoFloor } from "./ws-echo-floor.ts";
@@ -102,14 +103,27 @@ export function ttydTarget(reader: TtydReader): EchoTarget {
 }
 
 type ArmName = "webmux" | "bun" | "ttyd" | "direct" | "hop";
-/** One arm's samples: every latency, and each round's on its own (a round's quantiles are paired across arms). */
-type ArmSamples = { all: number[]; rounds: number[][] };
+/**
+ * One arm's samples: every latency, and each round's on its own (a round's quantiles are paired
+ * across arms); and per round the CPU its server spent per key (µs, every thread, kernel time
+ * included; cpu-meter.ts), where there is a server process to watch.
+ */
+type ArmSamples = { all: number[]; rounds: number[][]; cpuUsPerKey: number[] };
 
 const GOAL_SOURCE = "docs/design.md § Performance";
 
 function describe(samples: ArmSamples) {
   const q = (p: number) => round(median(samples.rounds.map((r) => quantile(r, p))));
-  return { samples: samples.all.length, rounds: samples.rounds.length, p50Ms: q(0.5), p90Ms: q(0.9), p99Ms: q(0.99), maxMs: round(Math.max(...samples.all)) };
+  return {
+    samples: samples.all.length,
+    rounds: samples.rounds.length,
+    p50Ms: q(0.5),
+    p90Ms: q(0.9),
+    p99Ms: q(0.99),
+    maxMs: round(Math.max(...samples.all)),
+    /** median over the rounds of the server's CPU per key (µs, all its threads), null without a server process */
+    serverCpuUsPerKey: samples.cpuUsPerKey.length > 0 ? round(median(samples.cpuUsPerKey), 1) : null,
+  };
 }
 
 function latencyFigures(pattern: string, label: string, arms: Map<ArmName, ArmSamples>, goals: { vsDirectP50?: Goal; vsTtydP50?: Goal; vsTtydP99?: Goal }): Figure[] {
@@ -237,21 +251,31 @@ export async function benchEchoLatency(ctx: BenchContext): Promise<BenchResult> 
       ]);
       if (ttydReader) meters.set("ttyd", new EchoMeter(ttydTarget(ttydReader)));
       if (bunClient) meters.set("bun", new EchoMeter(clientTarget(bunClient)));
+      /** the process whose CPU per key each arm reports */
+      const serverPids = new Map<ArmName, number>([["webmux", server.pid]]);
+      if (ttyd) serverPids.set("ttyd", ttyd.pid);
+      if (bunServer) serverPids.set("bun", bunServer.pid);
       for (const meter of meters.values()) await meter.measure(WARMUP_KEYS, 0);
       const figures: Figure[] = [];
       for (const [pattern, label, gap] of [
         ["back-to-back", "back to back", 0],
         ["typing", `${TYPING_GAP_MS} ms gaps`, TYPING_GAP_MS],
       ] as const) {
-        const samples = new Map<ArmName, ArmSamples>([...meters.keys()].map((name) => [name, { all: [], rounds: [] }]));
+        const samples = new Map<ArmName, ArmSamples>([...meters.keys()].map((name) => [name, { all: [], rounds: [], cpuUsPerKey: [] }]));
         for (let r = 0; r < rounds; r++) {
           for (const name of rotated([...meters.keys()], r)) {
+            const pid = serverPids.get(name) ?? null;
+            const cpu = startCpuMeter({ server: pid });
             const latencies = await meters.get(name)!.measure(keysFor[pattern], gap);
-            samples.get(name)!.rounds.push(latencies);
-            samples.get(name)!.all.push(...latencies);
+            const spent = cpu.stop()?.processes.server;
+            const arm = samples.get(name)!;
+            arm.rounds.push(latencies);
+            arm.all.push(...latencies);
+            if (spent) arm.cpuUsPerKey.push(((spent.mainMs + spent.otherThreadsMs) * 1000) / latencies.length);
           }
           const p50 = (name: ArmName) => (samples.has(name) ? quantile(samples.get(name)!.rounds[r]!, 0.5).toFixed(3) : "—");
-          ctx.log(`echo-latency ${label} ${r + 1}/${rounds}: p50 webmux ${p50("webmux")}, under Bun ${p50("bun")}, ttyd ${p50("ttyd")}, direct ${p50("direct")}, bare hop ${p50("hop")} ms`);
+          const cpu = (name: ArmName) => samples.get(name)?.cpuUsPerKey[r]?.toFixed(0) ?? "—";
+          ctx.log(`echo-latency ${label} ${r + 1}/${rounds}: p50 webmux ${p50("webmux")}, under Bun ${p50("bun")}, ttyd ${p50("ttyd")}, direct ${p50("direct")}, bare hop ${p50("hop")} ms; server CPU per key webmux ${cpu("webmux")}, Bun ${cpu("bun")}, ttyd ${cpu("ttyd")} µs`);
         }
         figures.push(
           ...latencyFigures(

@@ -10,6 +10,7 @@
  * median of the paired rounds (stats.ts pairedRatio).
  */
 import { catDirect, catThroughServer, catThroughTtyd, withCatServers, type CatRun } from "./cat-stream.ts";
+import { cpuPerMiB } from "./cpu-meter.ts";
 import { ensureCorpus, FULL_CORPUS_BYTES, QUICK_CORPUS_BYTES } from "./corpus.ts";
 import { hubModuleMissing } from "./hub-probe.ts";
 import { figure, type BenchContext, type BenchResult } from "./report.ts";
@@ -21,9 +22,10 @@ const RUNS = 5;
 /** `--quick`: still an odd count (too few for a figure to trust). */
 const QUICK_RUNS = 3;
 
-/** What a reader of the JSON needs to trust one arm: every run, the frame sizes, the exit delay, the reader's CPU. */
+/** What a reader of the JSON needs to trust one arm: every run, the frame sizes, the exit delay, the CPU of reader, server and machine. */
 export function catRunDetail(runs: readonly CatRun[]) {
   const first = (r: CatRun) => r.readers[0]!;
+  const perMiB = runs.map((r) => cpuPerMiB(r.cpu, first(r).bytes));
   return {
     reader: runs[0]?.reader ?? null,
     runsMBps: runs.map((r) => round(r.mbps, 1)),
@@ -35,7 +37,31 @@ export function catRunDetail(runs: readonly CatRun[]) {
     meanFrameKiB: runs.map((r) => round(first(r).bytes / Math.max(1, first(r).frames) / 1024, 1)),
     exitMs: runs.map((r) => Math.round(r.exitMs)),
     readerCpuMs: runs.map((r) => Math.round(r.readerCpuMs)),
+    /** per run: busy cores of the whole machine over the run (2 = both cores saturated) */
+    machineBusyCores: runs.map((r) => (r.cpu ? round(r.cpu.machineBusyCores, 2) : null)),
+    /** per process watched (server, session host, ttyd): the median over the runs of CPU ms per MiB, main thread and other threads */
+    cpuMsPerMiB: medianCpuPerMiB(perMiB),
   };
+}
+
+function medianCpuPerMiB(runs: readonly (ReturnType<typeof cpuPerMiB>)[]): Record<string, { main: number; other: number; total: number }> | null {
+  const measured = runs.filter((r) => r !== null);
+  if (measured.length === 0) return null;
+  const names = new Set(measured.flatMap((r) => Object.keys(r)));
+  const result: Record<string, { main: number; other: number; total: number }> = {};
+  for (const name of names) {
+    const of = (key: "main" | "other" | "total") => round(median(measured.flatMap((r) => (r[name] ? [r[name]![key]] : []))), 1);
+    result[name] = { main: of("main"), other: of("other"), total: of("total") };
+  }
+  return result;
+}
+
+/** One line for the log: what a MiB cost each watched process in this run, and how busy the machine was. */
+export function describeCpu(run: CatRun | undefined): string {
+  if (!run?.cpu) return "";
+  const perMiB = cpuPerMiB(run.cpu, run.readers[0]!.bytes) ?? {};
+  const parts = Object.entries(perMiB).map(([name, p]) => `${name} ${p.total} ms/MiB (main ${p.main})`);
+  return `${parts.join(", ")}${parts.length > 0 ? ", " : ""}${run.cpu.machineBusyCores.toFixed(2)} cores busy`;
 }
 
 export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult> {
@@ -52,6 +78,10 @@ export async function benchWsThroughput(ctx: BenchContext): Promise<BenchResult>
     await runRounds(arms, runs, (i) => {
       const rate = (name: string) => arms.get(name)?.runs[i]?.mbps.toFixed(1) ?? "—";
       ctx.log(`ws-throughput ${i + 1}/${runs}: direct ${rate("direct")} MB/s, webmux ${rate("webmux")} MB/s, ttyd ${rate("ttyd")} MB/s`);
+      for (const name of ["direct", "webmux", "ttyd"]) {
+        const cpu = describeCpu(arms.get(name)?.runs[i]);
+        if (cpu) ctx.log(`  ${name}: ${cpu}`);
+      }
     });
     const directRuns = arms.get("direct")!.runs;
     const serverRuns = arms.get("webmux")!.runs;
