@@ -45,6 +45,7 @@ export class HostCallError extends Error {
 
 export type HostConnectionEvents = {
   event: [name: string, body: unknown, data: Uint8Array];
+  /** `data` is lent: valid only while the listeners run (HostSocketOptions.lendOutput) */
   output: [ref: number, marks: OutputMark[], data: Uint8Array];
   /** the connection ended (the host exited or was killed, or close() was called) */
   closed: [];
@@ -83,7 +84,8 @@ export class HostConnection {
     // Read once connected: a host that won a start race writes its secret before it listens, so
     // the secret read now is the one of the host this socket reached.
     const secret = readSecret(paths);
-    const conn = new HostSocket(socket);
+    // OUTPUT is lent: the one listener, the server's mirror, copies it into its ring.
+    const conn = new HostSocket(socket, undefined, { lendOutput: true });
     conn.trust();
     const welcome = await new Promise<Welcome>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -62,6 +62,7 @@ class RemotePty implements PtyProcess {
   readonly exited: Promise<PtyExit>;
   readonly ready: Promise<void>;
   private dataListener: ((chunk: Uint8Array) => void) | null = null;
+  private lentListener: ((chunk: Uint8Array) => void) | null = null;
   private exitListener: ((exit: PtyExit) => void) | null = null;
   private resolveExit!: (exit: PtyExit) => void;
   private resolveReady!: () => void;
@@ -92,10 +93,13 @@ class RemotePty implements PtyProcess {
     this.finish({ exitCode: 127, signal: null });
   }
 
+  /** `chunk` is lent (HostSocketOptions.lendOutput): valid only during the call. */
   deliver(chunk: Uint8Array): void {
     if (this.done) return;
-    if (this.dataListener) this.dataListener(chunk);
-    else this.early.push(chunk.slice());
+    if (this.lentListener) this.lentListener(chunk);
+    // Copies (`new Uint8Array`: the lent chunk is a Buffer, whose `slice` is a view).
+    else if (this.dataListener) this.dataListener(new Uint8Array(chunk));
+    else this.early.push(new Uint8Array(chunk));
   }
 
   finish(exit: PtyExit): void {
@@ -108,6 +112,11 @@ class RemotePty implements PtyProcess {
 
   onData(listener: (chunk: Uint8Array) => void): void {
     this.dataListener = listener;
+    for (const chunk of this.early.splice(0)) listener(chunk);
+  }
+  /** The session copies each chunk into its ring and hands on the ring's bytes: no copy here. */
+  onLentData(listener: (chunk: Uint8Array) => void): void {
+    this.lentListener = listener;
     for (const chunk of this.early.splice(0)) listener(chunk);
   }
   onExit(listener: (exit: PtyExit) => void): void {
@@ -174,7 +183,7 @@ export class HostLink {
       const run = this.runs.get(ref);
       if (run) run.deliver(data);
       // Frames right behind the adopt reply arrive before its promise continues: kept for their run.
-      else this.beforeAdoption?.push({ ref, data: data.slice() });
+      else this.beforeAdoption?.push({ ref, data: new Uint8Array(data) });
     });
     connection.events.on("event", (name, body) => {
       if (name !== "exit") {

@@ -16,7 +16,7 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-async function pair(): Promise<[HostSocket, HostSocket]> {
+async function pair(options: { lendOutput?: boolean } = {}): Promise<[HostSocket, HostSocket]> {
   const dir = mkdtempSync(join(tmpdir(), "webmux-hostsock-"));
   const path = join(dir, "s.sock");
   const accepted = new Promise<Socket>((resolve) => {
@@ -30,7 +30,7 @@ async function pair(): Promise<[HostSocket, HostSocket]> {
   const client = connect(path);
   await new Promise((r) => client.once("connect", r));
   const a = new HostSocket(client);
-  const b = new HostSocket(await accepted);
+  const b = new HostSocket(await accepted, undefined, options);
   a.trust();
   b.trust();
   cleanups.push(() => {
@@ -65,4 +65,33 @@ it("sends small and large frames, alone or many in a turn, intact and in order",
   await waitFor(() => got.length === sent.length, { message: "every frame arrived" });
   const plain = (m: HostMessage) => ("data" in m ? { ...m, data: [...m.data] } : m);
   expect(got.map(plain)).toEqual(sent.map(plain));
+});
+
+it("with lendOutput, OUTPUT is lent for the listeners' turn and every other message is theirs to keep", async () => {
+  const [a, b] = await pair({ lendOutput: true });
+  const outputs: number[][] = [];
+  const kept: HostMessage[] = [];
+  b.events.on("message", (m) => {
+    // an OUTPUT's bytes are copied while lent, the way the server's mirror copies them into its ring
+    if (m.type === "output") outputs.push([...m.data]);
+    else kept.push(m);
+  });
+  const sentOutputs: number[][] = [];
+  const sentOthers: HostMessage[] = [];
+  for (let i = 0; i < 40; i++) {
+    // large batches (several reads each, joined in the reader's one buffer) between small frames
+    const data = bytes(i % 3 === 0 ? 200_000 + i : 50 + i, i);
+    a.send({ type: "output", ref: i, marks: [], data });
+    sentOutputs.push([...data]);
+    const other: HostMessage =
+      i % 2 === 0 ? { type: "reply", id: i, ok: true, result: { i }, data: bytes(70_000 + i, i + 1) } : { type: "event", name: "e", body: i, data: bytes(30 + i, i + 2) };
+    a.send(other);
+    sentOthers.push(other);
+    if (i % 5 === 0) await new Promise((r) => setImmediate(r));
+  }
+  await waitFor(() => outputs.length === 40 && kept.length === 40, { message: "every frame arrived" });
+  expect(outputs).toEqual(sentOutputs);
+  // kept after later reads reused the socket's buffer and the reader's: still intact
+  const plain = (m: HostMessage) => ("data" in m ? { ...m, data: [...m.data] } : m);
+  expect(kept.map(plain)).toEqual(sentOthers.map(plain));
 });

@@ -7,7 +7,8 @@
  */
 import type { Socket } from "node:net";
 import { Emitter } from "../session/emitter.ts";
-import { decodeHostFrame, encodeHostFrameParts, HostFrameReader, MAX_HOST_FRAME_BYTES, type HostMessage } from "./protocol.ts";
+import { readIntoOwnBuffer } from "../pty/own-read-buffer.ts";
+import { decodeHostFrame, encodeHostFrameParts, HostFrameReader, LentHostFrameReader, MAX_HOST_FRAME_BYTES, type HostMessage } from "./protocol.ts";
 
 /**
  * A frame up to this size (an echo, a prompt, a line) is copied into one buffer and written at once
@@ -16,7 +17,17 @@ import { decodeHostFrame, encodeHostFrameParts, HostFrameReader, MAX_HOST_FRAME_
  */
 export const SINGLE_WRITE_MAX_BYTES = 1024;
 
+export type HostSocketOptions = {
+  /**
+   * The socket reads into one buffer of its own and OUTPUT messages are lent: their `data` is
+   * valid only while the `message` listeners run (a listener that keeps bytes copies them; the
+   * server's mirror copies them into its ring anyway). Every other message is the listeners' to keep.
+   */
+  lendOutput?: boolean;
+};
+
 export type HostSocketEvents = {
+  /** with `lendOutput`, an OUTPUT message's data is lent (HostSocketOptions) */
   message: [message: HostMessage];
   /** a frame that could not be read, or a length over the limit: the socket is closed after it */
   invalid: [reason: string];
@@ -26,16 +37,25 @@ export type HostSocketEvents = {
 
 export class HostSocket {
   readonly events = new Emitter<HostSocketEvents>();
-  private readonly reader: HostFrameReader;
+  private readonly reader: HostFrameReader | LentHostFrameReader;
   private corked = false;
   private closed = false;
 
   constructor(
     readonly socket: Socket,
     frameLimit?: number,
+    options: HostSocketOptions = {},
   ) {
-    this.reader = new HostFrameReader(frameLimit);
-    socket.on("data", (chunk: Buffer) => this.receive(chunk));
+    const lent = options.lendOutput === true && readIntoOwnBuffer(socket, (chunk) => this.receiveLent(chunk), true);
+    if (lent) {
+      const reader = new LentHostFrameReader(frameLimit);
+      this.reader = reader;
+      // What the stream read before its own buffer was in place still comes as 'data'.
+      socket.on("data", (chunk: Buffer) => this.receiveLent(chunk));
+    } else {
+      this.reader = new HostFrameReader(frameLimit);
+      socket.on("data", (chunk: Buffer) => this.receive(chunk));
+    }
     const gone = () => this.gone();
     socket.on("close", gone);
     socket.on("error", gone);
@@ -101,16 +121,35 @@ export class HostSocket {
   }
 
   private receive(chunk: Buffer): void {
-    for (const frame of this.reader.push(chunk)) {
-      if (this.closed) return;
-      const message = decodeHostFrame(frame);
-      if (message.type === "invalid") {
-        this.events.emit("invalid", message.reason);
-        this.destroy();
-        return;
-      }
-      this.events.emit("message", message);
+    for (const frame of (this.reader as HostFrameReader).push(chunk)) {
+      if (!this.dispatch(frame, false)) return;
     }
+    this.checkLimit();
+  }
+
+  /** A read lent by the socket (or a chunk its stream had buffered): frames are handled before it returns. */
+  private receiveLent(chunk: Uint8Array): void {
+    (this.reader as LentHostFrameReader).push(chunk, (frame) => this.dispatch(frame, true));
+    this.checkLimit();
+  }
+
+  /** Decode and emit one frame; false once the socket is closed (a bad frame closes it). */
+  private dispatch(frame: Uint8Array, lent: boolean): boolean {
+    if (this.closed) return false;
+    const message = decodeHostFrame(frame);
+    if (message.type === "invalid") {
+      this.events.emit("invalid", message.reason);
+      this.destroy();
+      return false;
+    }
+    // Only OUTPUT is lent on; the rest of a lent frame's bytes are copied for whoever keeps them.
+    // (A copy: the lent bytes are a Buffer, whose `slice` is a view.)
+    if (lent && message.type !== "output" && "data" in message) message.data = new Uint8Array(message.data);
+    this.events.emit("message", message);
+    return !this.closed;
+  }
+
+  private checkLimit(): void {
     if (this.reader.overLimit && !this.closed) {
       this.events.emit("invalid", "frame over the size limit");
       this.destroy();

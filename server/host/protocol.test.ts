@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { asciiHex, hex, toHex } from "../testing/hex.ts";
 import {
@@ -8,6 +9,8 @@ import {
   FRAME_HEADER_BYTES,
   HostEncodeError,
   HostFrameReader,
+  KEPT_ASSEMBLY_BYTES,
+  LentHostFrameReader,
   MAX_HELLO_FRAME_BYTES,
   PeerRole,
   Refusal,
@@ -168,5 +171,117 @@ describe("HostFrameReader", () => {
     const reader = new HostFrameReader();
     reader.push(hex("00 00 00 00"));
     expect(reader.overLimit).toBe(true);
+  });
+});
+
+describe("LentHostFrameReader", () => {
+  const messages: HostMessage[] = [
+    { type: "input", ref: 1, flags: 0, data: hex("61") },
+    { type: "event", name: "changed", body: { id: "abc" }, data: new Uint8Array(0) },
+    { type: "output", ref: 2, marks: [], data: new Uint8Array(3000).fill(0x62) },
+    { type: "output", ref: 3, marks: [{ at: 1, on: true }], data: hex("1b 5b 41") },
+  ];
+  const stream = Uint8Array.from(messages.flatMap((m) => [...encodeHostFrame(m)]));
+
+  /** Feed `stream` in chunks of `size` through one reused buffer that is scribbled over after each push, as a lent read is. */
+  function readLent(reader: LentHostFrameReader, input: Uint8Array, size: number | ((at: number) => number)) {
+    const lentBuffer = new Uint8Array(input.length);
+    const decoded: unknown[] = [];
+    for (let at = 0; at < input.length; ) {
+      const n = Math.max(1, Math.min(typeof size === "number" ? size : size(at), input.length - at));
+      const chunk = lentBuffer.subarray(0, n);
+      chunk.set(input.subarray(at, at + n));
+      reader.push(chunk, (frame) => {
+        // What a listener keeps it copies while the frame is whole.
+        const message = decodeHostFrame(frame);
+        if ("data" in message) message.data = new Uint8Array(message.data);
+        decoded.push(message);
+        return true;
+      });
+      chunk.fill(0xee);
+      at += n;
+    }
+    return decoded;
+  }
+
+  it("cuts a stream into frames however it is split, each frame whole while onFrame runs", () => {
+    for (const size of [1, 2, 3, 4, 5, 7, 64, 1000, 3004, stream.length]) {
+      expect(readLent(new LentHostFrameReader(1 << 20), stream, size)).toEqual(messages);
+    }
+  });
+
+  it("a frame inside one chunk is a view of it; frames across chunks share one assembly buffer", () => {
+    const reader = new LentHostFrameReader(1 << 20);
+    const seen: Uint8Array[] = [];
+    reader.push(stream, (frame) => (seen.push(frame), true));
+    expect(seen).toHaveLength(messages.length);
+    expect(seen.every((f) => f.buffer === stream.buffer)).toBe(true);
+    const split: ArrayBufferLike[] = [];
+    for (let round = 0; round < 2; round++) {
+      const frame = encodeHostFrame(messages[2]!);
+      reader.push(frame.slice(0, 100), () => true);
+      reader.push(frame.slice(100), (f) => (split.push(f.buffer), true));
+    }
+    expect(split).toHaveLength(2);
+    expect(split[0]).toBe(split[1]);
+    expect(split[0]).not.toBe(stream.buffer);
+  });
+
+  it("holds what a peer sent, not what its length prefix announced, and lets a large buffer go after its frame", () => {
+    const reader = new LentHostFrameReader(1 << 30);
+    reader.push(hex("10 00 00 00 0b 00 00"), () => true); // 256 MiB announced, 3 bytes sent
+    expect((reader as unknown as { assembly: Uint8Array }).assembly.length).toBeLessThanOrEqual(64 * 1024);
+    const big = encodeHostFrame({ type: "output", ref: 9, marks: [], data: new Uint8Array(KEPT_ASSEMBLY_BYTES + 1).fill(7) });
+    const other = new LentHostFrameReader(1 << 30);
+    let length = 0;
+    other.push(big.subarray(0, 10), () => true);
+    other.push(big.subarray(10), (f) => ((length = f.length), true));
+    expect(length).toBe(big.length - FRAME_HEADER_BYTES);
+    expect((other as unknown as { assembly: Uint8Array }).assembly.length).toBe(0);
+  });
+
+  it("stops at the frame whose handler says so", () => {
+    const reader = new LentHostFrameReader(1 << 20);
+    let count = 0;
+    reader.push(stream, () => ++count < 2);
+    expect(count).toBe(2);
+  });
+
+  it("a length over the limit or of zero ends the stream for good", () => {
+    const reader = new LentHostFrameReader();
+    const frames: Uint8Array[] = [];
+    reader.push(hex("00 04 00 01 01"), (f) => (frames.push(f), true));
+    expect(reader.overLimit).toBe(true);
+    reader.push(encodeHostFrame(messages[0]!), (f) => (frames.push(f), true));
+    expect(frames).toEqual([]);
+    const zero = new LentHostFrameReader();
+    zero.push(hex("00 00"), () => true);
+    zero.push(hex("00 00"), () => true);
+    expect(zero.overLimit).toBe(true);
+  });
+
+  it("reads any stream exactly as HostFrameReader does, however it is split", () => {
+    const message = fc.oneof(
+      fc.record({ type: fc.constant("input" as const), ref: fc.nat(), flags: fc.nat(255), data: fc.uint8Array({ maxLength: 300 }) }),
+      fc.record({ type: fc.constant("output" as const), ref: fc.nat(), marks: fc.constant([]), data: fc.uint8Array({ maxLength: 70_000 }) }),
+      fc.record({ type: fc.constant("event" as const), name: fc.string({ maxLength: 20 }), body: fc.jsonValue(), data: fc.uint8Array({ maxLength: 50 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 8 }), fc.array(fc.integer({ min: 1, max: 80_000 }), { minLength: 1, maxLength: 20 }), (list, sizes) => {
+        const input = Uint8Array.from(list.flatMap((m) => [...encodeHostFrame(m as HostMessage)]));
+        const owned = new HostFrameReader(1 << 20);
+        const expected: unknown[] = [];
+        let i = 0;
+        for (let at = 0; at < input.length; ) {
+          const n = sizes[i++ % sizes.length]!;
+          expected.push(...owned.push(input.slice(at, at + n)).map((f) => decodeHostFrame(f)));
+          at += n;
+        }
+        let j = 0;
+        expect(readLent(new LentHostFrameReader(1 << 20), input, () => sizes[j++ % sizes.length]!)).toEqual(expected);
+        expect(expected).toHaveLength(list.length);
+      }),
+      { numRuns: 200 },
+    );
   });
 });

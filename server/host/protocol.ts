@@ -504,3 +504,97 @@ export class HostFrameReader {
     return out;
   }
 }
+
+/** A lending reader's first assembly buffer: a socket read's worth. */
+const MIN_ASSEMBLY_BYTES = 64 * 1024;
+/** A lending reader keeps its assembly buffer between frames up to this size; a larger one is let go after its frame. */
+export const KEPT_ASSEMBLY_BYTES = 1024 * 1024;
+
+/**
+ * HostFrameReader for a socket that lends its reads (own-read-buffer.ts): each chunk is valid
+ * only during `push`, and each frame handed to `onFrame` only until `onFrame` returns. A frame
+ * inside the chunk is a view of it; one spread over chunks is joined in one assembly buffer that is
+ * reused for the next (docs/design.md § The session host serves the streams): a flood of OUTPUT
+ * batches then costs no fresh memory per frame and no garbage per read. `onFrame` returns false to
+ * stop reading the chunk (the socket was closed). A length over the limit fails for good, as there.
+ */
+export class LentHostFrameReader {
+  private assembly: Uint8Array = EMPTY;
+  /** bytes of an unfinished frame (its length prefix included) held in `assembly` */
+  private held = 0;
+  private failed = false;
+
+  constructor(private limit: number = MAX_HELLO_FRAME_BYTES) {}
+
+  setLimit(limit: number): void {
+    this.limit = limit;
+  }
+
+  get overLimit(): boolean {
+    return this.failed;
+  }
+
+  push(chunk: Uint8Array, onFrame: (frame: Uint8Array) => boolean): void {
+    let at = 0;
+    while (!this.failed) {
+      if (this.held > 0) {
+        // The rest of a frame begun in an earlier chunk.
+        if (this.held < FRAME_HEADER_BYTES) {
+          at += this.hold(chunk.subarray(at, at + FRAME_HEADER_BYTES - this.held), FRAME_HEADER_BYTES);
+          if (this.held < FRAME_HEADER_BYTES) return;
+        }
+        const total = this.frameBytes(readU32(this.assembly, 0));
+        if (total === 0) return;
+        at += this.hold(chunk.subarray(at, at + total - this.held), total);
+        if (this.held < total) return;
+        this.held = 0;
+        const more = onFrame(this.assembly.subarray(FRAME_HEADER_BYTES, total));
+        if (this.assembly.length > KEPT_ASSEMBLY_BYTES) this.assembly = EMPTY;
+        if (!more) return;
+        continue;
+      }
+      const left = chunk.length - at;
+      if (left === 0) return;
+      if (left < FRAME_HEADER_BYTES) {
+        this.hold(chunk.subarray(at), FRAME_HEADER_BYTES);
+        return;
+      }
+      const total = this.frameBytes(readU32(chunk, at));
+      if (total === 0) return;
+      if (left < total) {
+        this.hold(chunk.subarray(at), total);
+        return;
+      }
+      if (!onFrame(chunk.subarray(at + FRAME_HEADER_BYTES, at + total))) return;
+      at += total;
+    }
+  }
+
+  /** A frame's bytes with its prefix, or 0 (and failed for good) for a length over the limit or none. */
+  private frameBytes(length: number): number {
+    if (length > this.limit || length < 1) {
+      this.failed = true;
+      this.held = 0;
+      this.assembly = EMPTY;
+      return 0;
+    }
+    return FRAME_HEADER_BYTES + length;
+  }
+
+  /**
+   * Append `bytes` to the held frame of `total` bytes; returns how many were taken. The buffer grows
+   * with what arrived, not with what the prefix announced: a peer that names a large frame and sends
+   * little of it holds little.
+   */
+  private hold(bytes: Uint8Array, total: number): number {
+    const needed = this.held + bytes.length;
+    if (this.assembly.length < needed) {
+      const grown = new Uint8Array(Math.min(total, Math.max(needed, this.assembly.length * 2, MIN_ASSEMBLY_BYTES)));
+      grown.set(this.assembly.subarray(0, this.held));
+      this.assembly = grown;
+    }
+    this.assembly.set(bytes, this.held);
+    this.held += bytes.length;
+    return bytes.length;
+  }
+}
