@@ -420,17 +420,11 @@ function readMessage(type: number, r: Reader): HostMessage | null {
   }
 }
 
-/**
- * Cuts a byte stream into frames. A frame inside one chunk is returned as a view of it (no copy);
- * one spread over several chunks is joined once. A length over the current limit makes the
- * stream unreadable for good (`overLimit`): the connection must be closed.
- */
-export class HostFrameReader {
-  private chunks: Uint8Array[] = [];
-  private buffered = 0;
-  private failed = false;
+/** What both frame readers share: the frame size accepted, and whether a frame over it ended the stream. */
+abstract class LimitedFrameReader {
+  protected failed = false;
 
-  constructor(private limit: number = MAX_HELLO_FRAME_BYTES) {}
+  constructor(protected limit: number = MAX_HELLO_FRAME_BYTES) {}
 
   /** Raise (or lower) the frame size accepted from now on: after the hello, to the full limit. */
   setLimit(limit: number): void {
@@ -440,6 +434,16 @@ export class HostFrameReader {
   get overLimit(): boolean {
     return this.failed;
   }
+}
+
+/**
+ * Cuts a byte stream into frames. A frame inside one chunk is returned as a view of it (no copy);
+ * one spread over several chunks is joined once. A length over the current limit makes the
+ * stream unreadable for good (`overLimit`): the connection must be closed.
+ */
+export class HostFrameReader extends LimitedFrameReader {
+  private chunks: Uint8Array[] = [];
+  private buffered = 0;
 
   /** The complete frames (type byte and body) the chunk finished, in order. */
   push(chunk: Uint8Array): Uint8Array[] {
@@ -518,21 +522,10 @@ export const KEPT_ASSEMBLY_BYTES = 1024 * 1024;
  * batches then costs no fresh memory per frame and no garbage per read. `onFrame` returns false to
  * stop reading the chunk (the socket was closed). A length over the limit fails for good, as there.
  */
-export class LentHostFrameReader {
+export class LentHostFrameReader extends LimitedFrameReader {
   private assembly: Uint8Array = EMPTY;
   /** bytes of an unfinished frame (its length prefix included) held in `assembly` */
   private held = 0;
-  private failed = false;
-
-  constructor(private limit: number = MAX_HELLO_FRAME_BYTES) {}
-
-  setLimit(limit: number): void {
-    this.limit = limit;
-  }
-
-  get overLimit(): boolean {
-    return this.failed;
-  }
 
   push(chunk: Uint8Array, onFrame: (frame: Uint8Array) => boolean): void {
     let at = 0;
