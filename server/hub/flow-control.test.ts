@@ -11,7 +11,7 @@ import {
   WRITE_DRAIN_TIMEOUT_MS,
 } from "./flow-control.ts";
 import { OWN_READ_BUFFER_BYTES } from "../pty/own-read-buffer.ts";
-import { OUTPUT_CHUNK_LIFETIME_BYTES } from "../session/session.ts";
+import { LENT_PIECE_BYTES, OUTPUT_CHUNK_LIFETIME_BYTES } from "../session/session.ts";
 
 describe("flow-control constants", () => {
   it("keep their order: echoes never wait, a flush never jumps the pause band, the controller is paced long before it could be cut", () => {
@@ -27,6 +27,8 @@ describe("flow-control constants", () => {
     // The stream keeps a session's chunks until a flush, which comes at the latest once FLUSH_BYTES
     // wait: with the read that crossed it, that is less than a chunk is guaranteed to last.
     expect(FLUSH_BYTES + OWN_READ_BUFFER_BYTES).toBeLessThanOrEqual(OUTPUT_CHUNK_LIFETIME_BYTES);
+    // A larger lent read (the session host's batch) comes in pieces that keep the same bound.
+    expect(FLUSH_BYTES + LENT_PIECE_BYTES).toBeLessThanOrEqual(OUTPUT_CHUNK_LIFETIME_BYTES);
   });
 
   it("check stalled connections several times before the drain timeout cuts one", () => {

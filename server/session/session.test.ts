@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnPty } from "../pty/index.ts";
-import { fakePtys } from "../testing/fake-pty.ts";
+import { FakePty, fakePtys } from "../testing/fake-pty.ts";
 import { waitFor } from "../testing/wait.ts";
 import { SessionRegistry } from "./registry.ts";
 import { HeadlessScreen } from "./headless-screen.ts";
-import { OUTPUT_CHUNK_LIFETIME_BYTES, Session } from "./session.ts";
+import { LENT_PIECE_BYTES, OUTPUT_CHUNK_LIFETIME_BYTES, Session } from "./session.ts";
 
 const BASH = ["bash", "--norc", "--noprofile"];
 let registry: SessionRegistry;
@@ -273,5 +273,41 @@ describe("Session's mirror after a skimmed flood", () => {
     } finally {
       session.dispose();
     }
+  });
+});
+
+describe("Session: lent reads", () => {
+  /** A PTY that lends its reads (PtyProcess.onLentData), as node-pty's and the session host's do. */
+  class LendingPty extends FakePty {
+    onLentData(listener: (chunk: Uint8Array) => void): void {
+      this.onData(listener);
+    }
+  }
+
+  it("takes a lent batch larger than a read in read-sized pieces, each in the ring before it is handed on", async () => {
+    let pty!: LendingPty;
+    const s = new Session({
+      id: "face0002",
+      command: ["prog"],
+      cwd: "/",
+      env: {},
+      cols: 80,
+      rows: 24,
+      bufferBytes: 4 * 1024 * 1024,
+      spawnPty: (options) => (pty = new LendingPty(options)),
+      nextGeneration: () => "boot.1",
+    });
+    s.start();
+    const pieces: Buffer[] = [];
+    s.events.on("output", (chunk) => pieces.push(Buffer.from(chunk)));
+    const batch = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) & 0xff));
+    const lent = Buffer.from(batch);
+    pty.emit(lent);
+    lent.fill(0); // the lender reuses its buffer
+    expect(pieces.map((p) => p.length)).toEqual([65536, 65536, 65536, 65536, 37856]);
+    expect(pieces.every((p) => p.length <= LENT_PIECE_BYTES)).toBe(true);
+    expect(Buffer.concat(pieces).equals(batch)).toBe(true);
+    expect(Buffer.from(s.readOutput()).equals(batch)).toBe(true);
+    await s.dispose();
   });
 });

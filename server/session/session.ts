@@ -75,6 +75,11 @@ export type AdoptedState = {
  * this plus the chunk hands on copies instead.
  */
 export const OUTPUT_CHUNK_LIFETIME_BYTES = 512 * 1024;
+/**
+ * A lent read larger than this (a batch of the session host's output) is taken in pieces of this
+ * size, as that many PTY reads: the hub's chunks must outlive its FLUSH_BYTES plus one piece.
+ */
+export const LENT_PIECE_BYTES = 64 * 1024;
 
 /** Everything a subscriber (the hub) needs to follow a session's output, in order. */
 export type SessionEvents = {
@@ -458,6 +463,10 @@ export class Session {
 
   /** `lent`: the chunk is the PTY's read buffer (PtyProcess.onLentData); what is emitted must outlive it. */
   private handleOutput(read: Uint8Array, lent: boolean): void {
+    if (lent && read.length > LENT_PIECE_BYTES) {
+      for (let at = 0; at < read.length; at += LENT_PIECE_BYTES) this.handleOutput(read.subarray(at, at + LENT_PIECE_BYTES), true);
+      return;
+    }
     const shared = this.options.shared;
     if (!shared) this.ring.append(read);
     // The ring holds the bytes now: its copy serves everyone after it, and a lent read needs no
