@@ -48,8 +48,7 @@ export class HostSocket {
   ) {
     const lent = options.lendOutput === true && readIntoOwnBuffer(socket, (chunk) => this.receiveLent(chunk), true);
     if (lent) {
-      const reader = new LentHostFrameReader(frameLimit);
-      this.reader = reader;
+      this.reader = new LentHostFrameReader(frameLimit);
       // What the stream read before its own buffer was in place still comes as 'data'.
       socket.on("data", (chunk: Buffer) => this.receiveLent(chunk));
     } else {
