@@ -15,6 +15,7 @@
  * flight; otherwise, or when the socket does not look like ws 8 (Bun's own `ws`), ws does all.
  */
 
+import type { EventEmitter } from "node:events";
 import { Socket } from "node:net";
 import { readIntoOwnBuffer } from "../pty/own-read-buffer.ts";
 
@@ -71,12 +72,14 @@ function receiverIdle(ws: WebSocketInternals, r: ReceiverInternals): boolean {
  * when the socket is not ws 8's.
  */
 export function installFastReceive(socket: unknown): boolean {
-  const ws = socket as WebSocketInternals;
+  const ws = socket as WebSocketInternals & EventEmitter;
   const receiver = ws._receiver;
   if (!receiver || typeof receiver.write !== "function" || typeof receiver.emit !== "function") return false;
   if (typeof receiver._state !== "number" || typeof receiver._bufferedBytes !== "number" || typeof receiver._maxPayload !== "number") return false;
+  // ws's own listener (receiverOnMessage) only passes a message on to the WebSocket's `message`.
+  const toWebSocket = (receiver as unknown as EventEmitter).listenerCount("message") === 1 && typeof ws.emit === "function";
   const write = receiver.write.bind(receiver);
-  receiver.write = (chunk: Buffer): boolean => {
+  const fastWrite = (chunk: Buffer): boolean => {
     if (!Buffer.isBuffer(chunk)) return write(chunk);
     let at = 0;
     while (at < chunk.length && receiverIdle(ws, receiver)) {
@@ -87,27 +90,36 @@ export function installFastReceive(socket: unknown): boolean {
       // Unmasked in place, as ws does: the chunk is this socket's alone.
       for (let i = 0; i < length; i++) data[i]! ^= chunk[at + 2 + (i & 3)]!;
       at = start + length;
-      receiver.emit("message", data, true);
+      if (toWebSocket) ws.emit("message", data, true);
+      else receiver.emit("message", data, true);
     }
     if (at === 0) return write(chunk);
     if (at === chunk.length) return true;
     return write(chunk.subarray(at));
   };
-  readSocketIntoOwnBuffer(ws._socket);
+  receiver.write = fastWrite;
+  readSocketIntoOwnBuffer(ws._socket, fastWrite);
   return true;
 }
 
 /**
- * The TCP socket under the WebSocket reads into a buffer of its own (own-read-buffer.ts), and each
- * read's copy goes to the socket's `data` listeners as before: ws's, which writes it to the
- * Receiver (above) and pauses the socket when the Receiver pushes back, and none once ws has taken
- * its listener away after a close frame or an error (it then reads on to the end and drops what
- * comes). What arrived before (the upgrade's `head`, which ws puts back into the stream) still
- * flows from the stream's own buffer first. A TLS socket is left as it is.
+ * The TCP socket under the WebSocket reads into a buffer of its own (own-read-buffer.ts). Each
+ * read's copy goes to the Receiver's fast path as ws's `data` listener would have written it there
+ * (pausing the socket when the Receiver pushes back), without the hops of the socket's event and
+ * ws's listener; once ws has taken its listener away, after a close frame or an error, the copy
+ * goes to whatever listens then (nothing: it reads on to the end and drops what comes). What
+ * arrived before (the upgrade's `head`, which ws puts back into the stream) still flows from the
+ * stream's own buffer first, through ws's listener. A TLS socket is left as it is.
  */
-function readSocketIntoOwnBuffer(socket: unknown): void {
+function readSocketIntoOwnBuffer(socket: unknown, write: (chunk: Buffer) => boolean): void {
   if (!(socket instanceof Socket) || (socket as { encrypted?: boolean }).encrypted) return;
-  readIntoOwnBuffer(socket, (chunk) => socket.emit("data", chunk));
+  const events = socket as unknown as { _events?: Record<string, unknown> };
+  const wsListener = socket.listenerCount("data") === 1 ? socket.listeners("data")[0] : undefined;
+  readIntoOwnBuffer(socket, (chunk) => {
+    if (wsListener !== undefined && events._events?.data === wsListener) {
+      if (!write(chunk)) socket.pause();
+    } else socket.emit("data", chunk);
+  });
 }
 
 /**

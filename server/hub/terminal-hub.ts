@@ -37,7 +37,8 @@ export function attachTerminalSocket(ws: WebSocket, url: URL, principal: Princip
   conn.acksReplays = query.replayAck;
   ws.on("message", (data, isBinary) => {
     if (!isBinary) return; // the terminal protocol is binary; text frames are ignored
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+    // A Buffer, ws's binaryType here, is asked first: `isView` is one check, `instanceof` a walk up the prototypes.
+    const bytes = ArrayBuffer.isView(data) ? data : Array.isArray(data) ? Buffer.concat(data) : new Uint8Array(data);
     try {
       stream.handleFrame(conn, bytes);
     } catch (err) {

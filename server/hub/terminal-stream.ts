@@ -66,7 +66,9 @@ export class TerminalStream {
   constructor(readonly session: Session) {
     const ev = session.events;
     this.unsubscribe.push(
-      ev.on("output", (chunk, events) => this.onOutput(chunk, events)),
+      // First: an echo goes out before the agent's tracker and capture look at the same bytes
+      // (docs/design.md § The path of a keystroke).
+      ev.on("output", (chunk, events) => this.onOutput(chunk, events), { first: true }),
       ev.on("exit", (code) => this.onExit(code)),
     );
   }
