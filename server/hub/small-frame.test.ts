@@ -62,6 +62,43 @@ it("writes small frames itself and keeps their order with the ones ws sends", as
   expect(received.map((b) => b.toString("hex"))).toEqual(sent.map((b) => b.toString("hex")));
 });
 
+it("a frame sent while the socket still has bytes queued or corked goes out after them, not past them", async () => {
+  const { server, client, received } = await connected(false);
+  const tcp = (server as unknown as { _socket: { writableLength: number } })._socket;
+  // The client stops reading, so what the server sends piles up in the kernel and then in node:net.
+  (client as unknown as { _socket: { pause(): void } })._socket.pause();
+  const sent: Buffer[] = [];
+  let i = 0;
+  while (tcp.writableLength === 0) {
+    const big = bytes(256 * 1024, i++);
+    sent.push(big);
+    server.send(big, { binary: true });
+    await new Promise((r) => setImmediate(r));
+    if (i > 400) throw new Error("the socket never queued anything");
+  }
+  let done = 0;
+  for (let k = 0; k < 20; k++) {
+    const small = bytes(1 + (k % 3), k);
+    sent.push(small);
+    expect(sendSmallFrameDirect(server, small, () => done++)).toBe(true);
+  }
+  (client as unknown as { _socket: { resume(): void } })._socket.resume();
+  await waitFor(() => received.length === sent.length && done === 20, { message: "every message, in order" });
+  expect(received.map((b) => b.toString("hex"))).toEqual(sent.map((b) => b.toString("hex")));
+  // Held by a cork while the kernel has room: still behind what the cork holds.
+  const corked = tcp as unknown as { cork(): void; uncork(): void };
+  corked.cork();
+  const before = bytes(300, 7);
+  sent.push(before);
+  server.send(before, { binary: true });
+  const after = bytes(2, 9);
+  sent.push(after);
+  expect(sendSmallFrameDirect(server, after, () => done++)).toBe(true);
+  corked.uncork();
+  await waitFor(() => received.length === sent.length && done === 21, { message: "the corked message, then the small one" });
+  expect(received.map((b) => b.toString("hex"))).toEqual(sent.map((b) => b.toString("hex")));
+});
+
 it("declines payloads over 125 bytes and sockets with permessage-deflate", async () => {
   const plain = await connected(false);
   expect(sendSmallFrameDirect(plain.server, bytes(SMALL_FRAME_MAX_BYTES + 1, 1), () => {})).toBe(false);

@@ -13,7 +13,15 @@
  *   messages is kept.
  * Anything that does not look like ws 8 (Bun's own `ws`, a test's recording socket) is never
  * taken. ws's `bufferedAmount` counts the socket's queue, so back-pressure sees these bytes too.
+ *
+ * The frame itself goes to the kernel in one `send(2)` on the socket's descriptor when nothing is
+ * queued before it in the socket's stream or in libuv (`sendNow`): node:net's write path (its
+ * stream state, the write request, the after-write tick) costs an echo microseconds more than
+ * the system call. What the kernel does not take, and every error, is written through the socket
+ * as before, so order, back-pressure and the socket's error and close take node:net's path.
  */
+
+import { sendSome } from "webmux-fd-flags";
 
 /** Payloads below this fit the one-byte length of a WebSocket frame header (RFC 6455 §5.2). */
 export const SMALL_FRAME_MAX_BYTES = 125;
@@ -22,9 +30,18 @@ const FIN_BINARY = 0x82;
 /** WebSocket.OPEN */
 const OPEN = 1;
 
+type SocketInternals = {
+  write(data: Uint8Array, done: (err?: Error | null) => void): boolean;
+  writable?: boolean;
+  writableLength?: number;
+  writableCorked?: number;
+  encrypted?: boolean;
+  _handle?: { fd?: number; writeQueueSize?: number } | null;
+};
+
 type WsInternals = {
   readyState?: number;
-  _socket?: { write(data: Uint8Array, done: (err?: Error | null) => void): boolean; writable?: boolean } | null;
+  _socket?: SocketInternals | null;
   _sender?: { _queue?: unknown[]; _state?: number } | null;
   _extensions?: Record<string, unknown> | null;
 };
@@ -42,6 +59,22 @@ export function sendSmallFrameDirect(ws: unknown, payload: Uint8Array, done: (er
   frame[0] = FIN_BINARY;
   frame[1] = payload.length;
   frame.set(payload, 2);
-  socket.write(frame, (err) => done(err ?? undefined));
+  if (!sendNow(socket, frame, done)) socket.write(frame, (err) => done(err ?? undefined));
+  return true;
+}
+
+/**
+ * Send the frame with one `send(2)` when the plain TCP socket has nothing queued; `done` runs in a
+ * microtask, as late as node:net would call it. False when it does not apply or the kernel took
+ * nothing (the caller writes the frame as usual); a short send writes the rest through the socket.
+ */
+function sendNow(socket: SocketInternals, frame: Uint8Array, done: (err?: Error) => void): boolean {
+  const handle = socket._handle;
+  if (socket.encrypted || !handle || typeof handle.fd !== "number" || handle.fd < 0) return false;
+  if (socket.writableLength !== 0 || socket.writableCorked !== 0 || handle.writeQueueSize !== 0) return false;
+  const sent = sendSome(handle.fd, frame);
+  if (sent <= 0) return false;
+  if (sent < frame.length) socket.write(frame.subarray(sent), (err) => done(err ?? undefined));
+  else queueMicrotask(done);
   return true;
 }

@@ -6,10 +6,10 @@
  * the program ended. See ReadSideKeeper for why node-pty alone does not guarantee that.
  * Cost: the exit is reported ~200 ms after the program ended (node-pty's close timeout).
  */
-import { closeSync, constants as fsConstants, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, openSync, readSync } from "node:fs";
 import type { Socket } from "node:net";
 import { spawn as forkPty, type IPty } from "node-pty";
-import { setCloseOnExec, setCloseOnExecFrom } from "webmux-fd-flags";
+import { setCloseOnExec, setCloseOnExecFrom, writeSome } from "webmux-fd-flags";
 import { readIntoOwnBuffer } from "./own-read-buffer.ts";
 import { PTY_TERM_NAME, PtySpawnError, type PtyHandover, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
 import { assertSpawnable, childEnvironment, PtyEventRelay, signalProcessGroup, toPtyExit } from "./pty-support.ts";
@@ -43,12 +43,9 @@ function writeNow(term: IPty, bytes: Buffer): void {
     term.write(bytes);
     return;
   }
-  let written = 0;
-  try {
-    written = writeSync(unix.fd, bytes);
-  } catch {
-    written = 0; // EAGAIN (kernel buffer full) or an error node-pty's own path will meet and report
-  }
+  // One write(2), without fs.writeSync's argument checks and error object: -errno is EAGAIN (kernel
+  // buffer full) or an error node-pty's own path will meet and report.
+  const written = Math.max(0, writeSome(unix.fd, bytes));
   if (written < bytes.length) term.write(bytes.subarray(written));
 }
 

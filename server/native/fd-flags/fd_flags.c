@@ -1,4 +1,5 @@
-// Close-on-exec for descriptors Node cannot flag itself (docs/design.md, Runtimes: node-pty and Bun).
+// Descriptor helpers Node lacks (docs/design.md, Runtimes: node-pty and Bun; The path of a keystroke).
+// Close-on-exec for descriptors Node cannot flag itself:
 // node-pty creates each PTY master without FD_CLOEXEC, so every process forked after it (the next
 // session's shell, an agent started with child_process) would inherit it.
 #define _GNU_SOURCE
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <node_api.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -74,10 +76,41 @@ static napi_value set_close_on_exec_from(napi_env env, napi_callback_info info) 
   return NULL;
 }
 
+// The bytes written by one write(2) (send(2) with `socket`: never SIGPIPE, never blocking) of a
+// Uint8Array's bytes, or -errno. For a keystroke and its echo, whose path Node's write wrappers
+// lengthen by microseconds (docs/design.md § The path of a keystroke); the caller queues what is
+// left through Node's own stream, so order and errors take Node's path.
+static napi_value write_bytes(napi_env env, napi_callback_info info, int socket) {
+  size_t argc = 2;
+  napi_value argv[2];
+  int32_t fd;
+  napi_typedarray_type type;
+  size_t length;
+  void* data;
+  napi_value result;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 ||
+      napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0 ||
+      napi_get_typedarray_info(env, argv[1], &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
+    napi_throw_type_error(env, NULL, "write(fd, bytes): fd must be a non-negative integer and bytes a Uint8Array");
+    return NULL;
+  }
+  ssize_t n;
+  do {
+    n = socket ? send(fd, data, length, MSG_NOSIGNAL | MSG_DONTWAIT) : write(fd, data, length);
+  } while (n == -1 && errno == EINTR);
+  napi_create_int32(env, n == -1 ? -errno : (int32_t)n, &result);
+  return result;
+}
+
+static napi_value write_some(napi_env env, napi_callback_info info) { return write_bytes(env, info, 0); }
+static napi_value send_some(napi_env env, napi_callback_info info) { return write_bytes(env, info, 1); }
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor properties[] = {
       {"setCloseOnExec", NULL, set_close_on_exec, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setCloseOnExecFrom", NULL, set_close_on_exec_from, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"writeSome", NULL, write_some, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"sendSome", NULL, send_some, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties);
   return exports;
