@@ -37,6 +37,9 @@ const draft = (page: Page, start: string) => page.locator(".compose__draft", { h
 test.use({ sessionHost: true, serverEnv: { WEBMUX_TEST_HOLD_SUBMIT_ANSWERS: "1", WEBMUX_HOST_STREAMS: "relay" } });
 
 test("server killed after the host wrote a draft, before the browser heard: after the restart it shows delivered, never resent", async ({ page, server }) => {
+  // A session host, a server restart and the host's stop at the end: on a busy 2-core machine the
+  // whole outlasts the default 30 s (its waits alone may take 45).
+  test.setTimeout(90_000);
   const file = join(await mkdtemp(join(tmpdir(), "webmux-compose-host-")), "input");
   const marker = "host-held-prompt";
   const session = await createNodeSession(server, recorder(file, marker));
