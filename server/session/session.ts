@@ -1,5 +1,6 @@
 import type { ControllerInfo, HybridInfo, SessionInfo } from "../contract/types.ts";
 import type { PtyExit, PtyProcess, SpawnPty } from "../pty/pty.ts";
+import { OWN_READ_BUFFER_BYTES } from "../pty/own-read-buffer.ts";
 import { TERMINATE_GRACE_MS, terminate } from "../pty/terminate.ts";
 import { ControllerLease, type LeaseConnection, type LeaseEffect } from "./controller-lease.ts";
 import { Emitter } from "./emitter.ts";
@@ -76,10 +77,10 @@ export type AdoptedState = {
  */
 export const OUTPUT_CHUNK_LIFETIME_BYTES = 512 * 1024;
 /**
- * A lent read larger than this (a batch of the session host's output) is taken in pieces of this
- * size, as that many PTY reads: the hub's chunks must outlive its FLUSH_BYTES plus one piece.
+ * A lent read larger than a PTY read (a batch of the session host's output) is taken in pieces of
+ * a PTY read's size, as that many reads: the hub's chunks must outlive its FLUSH_BYTES plus one piece.
  */
-export const LENT_PIECE_BYTES = 64 * 1024;
+export const LENT_PIECE_BYTES = OWN_READ_BUFFER_BYTES;
 
 /** Everything a subscriber (the hub) needs to follow a session's output, in order. */
 export type SessionEvents = {
