@@ -135,6 +135,12 @@ describe("raw byte frames", () => {
     expect(toHex(encodeAutoReply(colorSchemeReport(false)))).toBe("06 1b 5b 3f 39 39 37 3b 32 6e");
   });
 
+  it("output into memory that was not zeroed writes every byte of the frame", () => {
+    const dirty = (bytes: number) => new Uint8Array(bytes).fill(0xff);
+    expect(toHex(encodeOutput(hex("68 69"), dirty))).toBe("00 68 69");
+    expect(toHex(encodeOutputChunks([hex("68"), hex(""), hex("69 e2 82")], dirty))).toBe("00 68 69 e2 82");
+  });
+
   it("empty control frames are one byte", () => {
     expect(toHex(encodeResync())).toBe("02");
     expect(toHex(encodeTakeControl())).toBe("05");

@@ -10,6 +10,7 @@ import {
   encodeSubmitStatus,
   FrameEncodeError,
   type ClientMessage,
+  type FrameAllocator,
 } from "../contract/frames.ts";
 import { CloseCode, MAX_QUERY_IDS } from "../contract/protocol.ts";
 import type { SubmitStatusPayload } from "../contract/types.ts";
@@ -28,6 +29,9 @@ import {
 } from "./flow-control.ts";
 import { TerminalConnection } from "./terminal-connection.ts";
 
+
+/** An output frame's every byte is written: its memory need not be zeroed first. */
+const allocOutputFrame: FrameAllocator = (bytes) => Buffer.allocUnsafe(bytes);
 
 /** How long the PTY stays one column narrower during a redraw request: long enough for a TUI to see the SIGWINCH and re-query the size. */
 export const REDRAW_HOLD_MS = 100;
@@ -141,7 +145,7 @@ export class TerminalStream {
       this.pending.length = 0;
       return;
     }
-    const frame = this.pending.length === 1 ? encodeOutput(this.pending[0]!) : encodeOutputChunks(this.pending);
+    const frame = this.pending.length === 1 ? encodeOutput(this.pending[0]!, allocOutputFrame) : encodeOutputChunks(this.pending, allocOutputFrame);
     this.burstBytes += this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;

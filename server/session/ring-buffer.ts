@@ -137,7 +137,10 @@ export class RingBuffer {
     let size = Math.max(old.length, INITIAL_STORE_BYTES);
     while (size < needed) size *= 2;
     if (size > STORE_DOUBLING_LIMIT_BYTES) size = this.capacity;
-    const next = new Uint8Array(Math.min(size, this.capacity));
+    // A Buffer, so that the views it hands on are Buffers too: the scanner skips text with
+    // `indexOf`, which is memchr on a Buffer and an element-by-element loop on a plain Uint8Array
+    // (~20× slower: a third of a millisecond per MiB of output).
+    const next = Buffer.alloc(Math.min(size, this.capacity));
     if (this.length > 0) {
       const firstLen = Math.min(this.length, old.length - this.head);
       next.set(old.subarray(this.head, this.head + firstLen));
