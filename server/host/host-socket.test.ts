@@ -2,6 +2,7 @@
  * HostSocket over a real Unix socket: small frames leave at once, large ones and the rest of a
  * turn leave corked; whatever the mix, the peer reads every frame intact and in order.
  */
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { waitFor } from "../testing/wait.ts";
 import { HostSocket, SINGLE_WRITE_MAX_BYTES } from "./host-socket.ts";
-import type { HostMessage } from "./protocol.ts";
+import { encodeOutputFrameParts, type HostMessage } from "./protocol.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -94,4 +95,36 @@ it("with lendOutput, OUTPUT is lent for the listeners' turn and every other mess
   // kept after later reads reused the socket's buffer and the reader's: still intact
   const plain = (m: HostMessage) => ("data" in m ? { ...m, data: [...m.data] } : m);
   expect(kept.map(plain)).toEqual(sentOthers.map(plain));
+});
+
+it("a transient frame's memory may be written over once it is sent: the peer reads what it held, sent at once or queued", async () => {
+  const [a, b] = await pair({ lendOutput: true });
+  const got: Buffer[] = [];
+  b.events.on("message", (m) => {
+    if (m.type === "output") got.push(Buffer.from(m.data));
+  });
+  // The peer reads nothing at first, so the kernel's buffer fills and later frames must wait in the queue.
+  b.socket.pause();
+  const store = new Uint8Array(300_000);
+  const sent: Buffer[] = [];
+  let queued = false;
+  for (let i = 0; i < 30; i++) {
+    const length = i % 4 === 3 ? 20 + i : 150_000 + i; // now and then a small frame, joined into one write
+    store.fill(i, 0, length);
+    store[0] = 0x80 + i; // each frame's bytes its own
+    // two views of the one store, like a batch of reads in a ring
+    const parts = encodeOutputFrameParts(i, [store.subarray(0, length >> 1), store.subarray(length >> 1, length)]);
+    sent.push(Buffer.from(store.subarray(0, length)));
+    if (i % 5 === 1) a.send({ type: "event", name: "before", body: i, data: bytes(3, i) }); // corked before it in its turn
+    a.sendTransient(parts);
+    queued ||= a.queuedBytes > 0;
+    store.fill(0xee); // written over at once, as the ring's next reads would
+    if (i % 7 === 0) await new Promise((r) => setImmediate(r));
+  }
+  expect(queued).toBe(true);
+  b.socket.resume();
+  await waitFor(() => got.length === sent.length, { message: "every frame arrived" });
+  // compared as hex digests of each frame: a mismatch names the frame without printing megabytes
+  const digest = (frames: Buffer[]) => frames.map((f, k) => `${k}:${f.length}:${createHash("sha1").update(f).digest("hex")}`);
+  expect(digest(got)).toEqual(digest(sent));
 });

@@ -8,6 +8,7 @@
 import type { Socket } from "node:net";
 import { Emitter } from "../session/emitter.ts";
 import { readIntoOwnBuffer } from "../pty/own-read-buffer.ts";
+import { sendUnqueued, type UnqueuedSocket } from "../hub/unqueued-send.ts";
 import { decodeHostFrame, encodeHostFrameParts, HostFrameReader, LentHostFrameReader, MAX_HOST_FRAME_BYTES, type HostMessage } from "./protocol.ts";
 
 /**
@@ -91,11 +92,39 @@ export class HostSocket {
     for (const part of parts) this.socket.write(part);
   }
 
-  /** A frame already in parts (encodeOutputFrameParts): written in order, corked with this turn's others. */
-  sendParts(parts: readonly Uint8Array[]): void {
+  /**
+   * A frame already in parts (encodeOutputFrameParts) whose memory is written over once this
+   * returns (views of a run's ring): what the kernel takes at once is sent from the parts
+   * themselves, and only the rest is copied, to wait in the socket's queue after this turn's
+   * other frames (docs/design.md § The session host serves the streams).
+   */
+  sendTransient(frameParts: readonly Uint8Array[]): void {
     if (this.closed) return;
+    // A small frame (an echo's header and bytes) is one buffer: one system call, not one per part.
+    let parts = frameParts;
+    if (parts.length > 1) {
+      let length = 0;
+      for (const part of parts) length += part.length;
+      if (length <= SINGLE_WRITE_MAX_BYTES) parts = [Buffer.concat(parts, length)];
+    }
+    let index = 0;
+    let taken = 0;
+    for (; index < parts.length; index++) {
+      taken = sendUnqueued(this.socket as UnqueuedSocket, parts[index]!);
+      if (taken < parts[index]!.length) break;
+    }
+    if (index === parts.length) return;
+    let rest = parts[index]!.length - taken;
+    for (let i = index + 1; i < parts.length; i++) rest += parts[i]!.length;
+    const copy = Buffer.allocUnsafe(rest);
+    copy.set(parts[index]!.subarray(taken));
+    let at = parts[index]!.length - taken;
+    for (let i = index + 1; i < parts.length; i++) {
+      copy.set(parts[i]!, at);
+      at += parts[i]!.length;
+    }
     this.cork();
-    for (const part of parts) this.socket.write(part);
+    this.socket.write(copy);
   }
 
   /** End the connection after what was sent has been written. */

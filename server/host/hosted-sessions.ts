@@ -10,7 +10,7 @@ import { PtySpawnError } from "../pty/pty.ts";
 import type { AdoptedPty } from "../pty/adopted-pty.ts";
 import { terminate, TERMINATE_GRACE_MS } from "../pty/terminate.ts";
 import { RingBuffer } from "../session/ring-buffer.ts";
-import { Session } from "../session/session.ts";
+import { OUTPUT_CHUNK_LIFETIME_BYTES, Session } from "../session/session.ts";
 import { CloseCode } from "../contract/protocol.ts";
 import { CLOSE_GOING_AWAY, HostedStreams, RemoteScreen, type HandedStreamInfo, type RemoteSnapshot, type StreamSource } from "./hosted-streams.ts";
 import type { RemoteSeat } from "../session/session.ts";
@@ -560,8 +560,13 @@ export class HostedSessions implements HostService {
   /** A running run's output into its ring (and to the server), its exit into its state. */
   private listen(session: HostedSession, run: HostedRun): void {
     const { ref, pty, shell } = run;
-    pty.onData((chunk) => {
-      run.ring.append(chunk);
+    const onRead = (read: Uint8Array, lent: boolean) => {
+      run.ring.append(read);
+      // A lent read is the PTY's read buffer, reused for the next read: from here on the ring's copy
+      // serves (docs/design.md § The path of an output byte), and whoever keeps it past this turn
+      // copies it — the stream's hub until its next flush is within OUTPUT_CHUNK_LIFETIME_BYTES, and
+      // so is the mirror's batch; the host socket copies what it cannot send at once.
+      const chunk = lent ? (run.ring.lastAppended(read.length, OUTPUT_CHUNK_LIFETIME_BYTES) ?? new Uint8Array(read)) : read;
       const events = run.scanner.feed(chunk);
       run.lastEvents = events;
       if (shell && events.length > 0) shell.follow(events);
@@ -575,7 +580,9 @@ export class HostedSessions implements HostService {
       if (!server) return;
       this.flushMirror(run);
       this.sendOutput(server, ref, chunk);
-    });
+    };
+    if (pty.onLentData) pty.onLentData((chunk) => onRead(chunk, true));
+    else pty.onData((chunk) => onRead(chunk, false));
     pty.onExit((exit) => {
       run.status = "exited";
       run.exitCode = exit.exitCode;
@@ -591,7 +598,7 @@ export class HostedSessions implements HostService {
   }
 
   private sendOutput(server: HostPeer, ref: number, data: Uint8Array): void {
-    server.send({ type: "output", ref, marks: [], data });
+    server.socket.sendTransient(encodeOutputFrameParts(ref, [data]));
     this.checkQueue(server);
   }
 
@@ -615,8 +622,8 @@ export class HostedSessions implements HostService {
     const chunks = this.takeMirrorBatch(run);
     const server = this.server;
     if (chunks.length === 0 || !server) return;
-    // One frame, its chunks written as they are (no join).
-    server.socket.sendParts(encodeOutputFrameParts(run.ref, chunks));
+    // One frame, sent from the ring's memory: no join, and a copy only of what the kernel does not take at once.
+    server.socket.sendTransient(encodeOutputFrameParts(run.ref, chunks));
     this.checkQueue(server);
   }
 

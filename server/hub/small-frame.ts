@@ -15,13 +15,11 @@
  * taken. ws's `bufferedAmount` counts the socket's queue, so back-pressure sees these bytes too.
  *
  * The frame itself goes to the kernel in one `send(2)` on the socket's descriptor when nothing is
- * queued before it in the socket's stream or in libuv (`sendNow`): node:net's write path (its
- * stream state, the write request, the after-write tick) costs an echo microseconds more than
- * the system call. What the kernel does not take, and every error, is written through the socket
- * as before, so order, back-pressure and the socket's error and close take node:net's path.
+ * queued before it (unqueued-send.ts); what the kernel does not take, and every error, is written
+ * through the socket as before.
  */
 
-import { sendSome } from "webmux-fd-flags";
+import { sendUnqueued, type UnqueuedSocket } from "./unqueued-send.ts";
 
 /** Payloads below this fit the one-byte length of a WebSocket frame header (RFC 6455 §5.2). */
 export const SMALL_FRAME_MAX_BYTES = 125;
@@ -30,13 +28,9 @@ const FIN_BINARY = 0x82;
 /** WebSocket.OPEN */
 const OPEN = 1;
 
-type SocketInternals = {
+type SocketInternals = UnqueuedSocket & {
   write(data: Uint8Array, done: (err?: Error | null) => void): boolean;
   writable?: boolean;
-  writableLength?: number;
-  writableCorked?: number;
-  encrypted?: boolean;
-  _handle?: { fd?: number; writeQueueSize?: number } | null;
 };
 
 type WsInternals = {
@@ -69,11 +63,8 @@ export function sendSmallFrameDirect(ws: unknown, payload: Uint8Array, done: (er
  * nothing (the caller writes the frame as usual); a short send writes the rest through the socket.
  */
 function sendNow(socket: SocketInternals, frame: Uint8Array, done: (err?: Error) => void): boolean {
-  const handle = socket._handle;
-  if (socket.encrypted || !handle || typeof handle.fd !== "number" || handle.fd < 0) return false;
-  if (socket.writableLength !== 0 || socket.writableCorked !== 0 || handle.writeQueueSize !== 0) return false;
-  const sent = sendSome(handle.fd, frame);
-  if (sent <= 0) return false;
+  const sent = sendUnqueued(socket, frame);
+  if (sent === 0) return false;
   if (sent < frame.length) socket.write(frame.subarray(sent), (err) => done(err ?? undefined));
   else queueMicrotask(done);
   return true;
