@@ -114,17 +114,8 @@ export class HostSocket {
       if (taken < parts[index]!.length) break;
     }
     if (index === parts.length) return;
-    let rest = parts[index]!.length - taken;
-    for (let i = index + 1; i < parts.length; i++) rest += parts[i]!.length;
-    const copy = Buffer.allocUnsafe(rest);
-    copy.set(parts[index]!.subarray(taken));
-    let at = parts[index]!.length - taken;
-    for (let i = index + 1; i < parts.length; i++) {
-      copy.set(parts[i]!, at);
-      at += parts[i]!.length;
-    }
     this.cork();
-    this.socket.write(copy);
+    this.socket.write(Buffer.concat([parts[index]!.subarray(taken), ...parts.slice(index + 1)]));
   }
 
   /** End the connection after what was sent has been written. */

@@ -10,7 +10,7 @@ import { PtySpawnError } from "../pty/pty.ts";
 import type { AdoptedPty } from "../pty/adopted-pty.ts";
 import { terminate, TERMINATE_GRACE_MS } from "../pty/terminate.ts";
 import { RingBuffer } from "../session/ring-buffer.ts";
-import { OUTPUT_CHUNK_LIFETIME_BYTES, Session } from "../session/session.ts";
+import { keepAppended, Session } from "../session/session.ts";
 import { CloseCode } from "../contract/protocol.ts";
 import { CLOSE_GOING_AWAY, HostedStreams, RemoteScreen, type HandedStreamInfo, type RemoteSnapshot, type StreamSource } from "./hosted-streams.ts";
 import type { RemoteSeat } from "../session/session.ts";
@@ -566,7 +566,7 @@ export class HostedSessions implements HostService {
       // serves (docs/design.md § The path of an output byte), and whoever keeps it past this turn
       // copies it — the stream's hub until its next flush is within OUTPUT_CHUNK_LIFETIME_BYTES, and
       // so is the mirror's batch; the host socket copies what it cannot send at once.
-      const chunk = lent ? (run.ring.lastAppended(read.length, OUTPUT_CHUNK_LIFETIME_BYTES) ?? new Uint8Array(read)) : read;
+      const chunk = lent ? keepAppended(run.ring, read) : read;
       const events = run.scanner.feed(chunk);
       run.lastEvents = events;
       if (shell && events.length > 0) shell.follow(events);

@@ -76,6 +76,11 @@ export type AdoptedState = {
  * this plus the chunk hands on copies instead.
  */
 export const OUTPUT_CHUNK_LIFETIME_BYTES = 512 * 1024;
+
+/** A lent read just appended to `ring`, as bytes that outlive the read: the ring's copy where it lasts OUTPUT_CHUNK_LIFETIME_BYTES, else a copy of its own. */
+export function keepAppended(ring: RingBuffer, read: Uint8Array): Uint8Array {
+  return ring.lastAppended(read.length, OUTPUT_CHUNK_LIFETIME_BYTES) ?? new Uint8Array(read);
+}
 /**
  * A lent read larger than a PTY read (a batch of the session host's output) is taken in pieces of
  * a PTY read's size, as that many reads: the hub's chunks must outlive its FLUSH_BYTES plus one piece.
@@ -472,7 +477,7 @@ export class Session {
     if (!shared) this.ring.append(read);
     // The ring holds the bytes now: its copy serves everyone after it, and a lent read needs no
     // second copy into fresh memory (docs/design.md § The path of an output byte).
-    const chunk = lent ? (this.ring.lastAppended(read.length, OUTPUT_CHUNK_LIFETIME_BYTES) ?? new Uint8Array(read)) : read;
+    const chunk = lent ? keepAppended(this.ring, read) : read;
     const scanned = shared ? shared.lastEvents() : this.scanner.feed(chunk);
     // Clients first: the mirror's copy can wait the few microseconds.
     this.events.emit("output", chunk, scanned);
