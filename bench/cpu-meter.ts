@@ -88,7 +88,6 @@ export function startCpuMeter(pids: Record<string, number | null>): { stop(): Cp
   }
   return {
     stop() {
-      const wallMs = performance.now() - started;
       const machineAfter = readMachineTicks();
       if (!machine || !machineAfter) return null;
       const total = machineAfter.total - machine.total;
@@ -98,6 +97,9 @@ export function startCpuMeter(pids: Record<string, number | null>): { stop(): Cp
         const after = readThreadTimes(pid);
         if (after) processes[name] = processCpuBetween(pid, times, after);
       }
+      // Wall time ends after the last read, so that the interval timed encloses every CPU figure:
+      // a thread that runs while the meter reads cannot seem to use more than the wall time.
+      const wallMs = performance.now() - started;
       return { wallMs, machineBusyCores: cores, processes };
     },
   };
