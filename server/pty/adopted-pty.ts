@@ -6,17 +6,17 @@
  * the process that waits for it (the predecessor, staying on as a reaper) through `reaped`.
  * Node only: Bun has no tty stream over a descriptor it did not open.
  */
-import { closeSync, constants as fsConstants, openSync, readSync, write as writeAsync, writeSync } from "node:fs";
+import { closeSync, constants as fsConstants, openSync, readSync } from "node:fs";
 import { createRequire } from "node:module";
 import { ReadStream } from "node:tty";
+import { writeSome } from "webmux-fd-flags";
 import { EXIT_DRAIN_MAX_BYTES, stopReadStream } from "./node-pty.ts";
+import { PtyInputQueue } from "./pty-input-queue.ts";
 import type { PtyExit, PtyHandover, PtyProcess } from "./pty.ts";
 import { PtyEventRelay, signalProcessGroup } from "./pty-support.ts";
 
 /** Read size for the final drain after the exit; matches libuv's read buffer. */
 const EXIT_DRAIN_READ_BYTES = 64 * 1024;
-/** How often a pending write queue is looked at (as for a spawned PTY). */
-const DRAIN_POLL_MS = 2;
 
 type NativePty = { resize(fd: number, cols: number, rows: number): void };
 let native: NativePty | null = null;
@@ -71,29 +71,12 @@ export function adoptPty(options: AdoptPtyOptions): AdoptedPty {
     if (paused) socket.pause();
   };
 
-  const queue: Buffer[] = [];
-  let writing = false;
-  const pump = () => {
-    const head = queue[0];
-    if (!head || released) {
-      writing = false;
-      return;
-    }
-    writing = true;
-    writeAsync(fd, head, (err, written) => {
-      if (err) {
-        if ((err as NodeJS.ErrnoException).code === "EAGAIN") setImmediate(pump);
-        else {
-          queue.length = 0;
-          writing = false;
-        }
-        return;
-      }
-      if (written < head.length) queue[0] = head.subarray(written);
-      else queue.shift();
-      pump();
-    });
-  };
+  // Written from the main thread only, asking first whether the descriptor is still this terminal's
+  // (PtyInputQueue says why).
+  const input = new PtyInputQueue(
+    (bytes) => writeSome(fd, bytes),
+    () => !released && !(socket?.destroyed ?? false),
+  );
 
   const closeSlave = () => {
     if (slave === null) return;
@@ -124,6 +107,7 @@ export function adoptPty(options: AdoptPtyOptions): AdoptedPty {
         relay.deliverData(Buffer.from(buffer.subarray(0, n)));
       }
       released = true;
+      input.close();
       closeSlave();
       if (socket) socket.destroy();
       else closeQuietly(fd);
@@ -140,29 +124,10 @@ export function adoptPty(options: AdoptPtyOptions): AdoptedPty {
     reaped: finish,
     write(data) {
       if (relay.hasExited || released) return;
-      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-      if (bytes.length === 0) return;
-      if (queue.length === 0 && !writing) {
-        // A keystroke goes straight to the master (non-blocking); what the kernel refuses is queued.
-        let written = 0;
-        try {
-          written = writeSync(fd, bytes);
-        } catch {
-          written = 0;
-        }
-        if (written === bytes.length) return;
-        queue.push(Buffer.from(bytes.subarray(written)));
-      } else queue.push(Buffer.from(bytes));
-      if (!writing) pump();
+      input.write(typeof data === "string" ? Buffer.from(data, "utf8") : data);
     },
     drained() {
-      return new Promise((resolve) => {
-        const check = () => {
-          if ((queue.length === 0 && !writing) || relay.hasExited || released) resolve();
-          else setTimeout(check, DRAIN_POLL_MS);
-        };
-        check();
-      });
+      return relay.hasExited || released ? Promise.resolve() : input.drained();
     },
     resize(cols, rows) {
       if (relay.hasExited || released) return;
@@ -190,7 +155,7 @@ export function adoptPty(options: AdoptPtyOptions): AdoptedPty {
     async handover(): Promise<PtyHandover | null> {
       if (relay.hasExited || released) return null;
       await this.drained();
-      if (relay.hasExited || released || queue.length > 0) return null;
+      if (relay.hasExited || released || input.pendingBytes > 0) return null;
       const reading = socket;
       if (reading) stopReadStream(reading);
       return {
@@ -198,6 +163,7 @@ export function adoptPty(options: AdoptPtyOptions): AdoptedPty {
         ptsName: options.ptsName,
         release() {
           released = true;
+          input.close();
           closeSlave();
           if (reading) reading.destroy();
           else closeQuietly(fd);

@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitFor } from "../testing/wait.ts";
 import { PAUSED_EXIT_HOLD_MS, spawnNodePty } from "./node-pty.ts";
 import type { PtyExit, PtyProcess, PtySpawnOptions } from "./pty.ts";
@@ -119,6 +120,37 @@ describe("spawnNodePty", () => {
     run.pty.write("wörld\n");
     await run.exited;
     expect(run.text()).toContain("got:héllo|wörld");
+  });
+
+  it("delivers a 4 MiB paste to a program that starts reading late, byte for byte, and drained() says when it is all in", async () => {
+    const dir = tempDir();
+    const out = join(dir, "pasted");
+    const paste = randomBytes(4 << 20);
+    // Raw: every byte reaches the program unchanged. The kernel's buffer fills during the sleep.
+    const run = start([...BASH, "-c", `stty raw -echo; echo READY; sleep 0.3; head -c ${paste.length} > ${out}`]);
+    await waitFor(() => run.text().includes("READY"), { message: "the program is raw" });
+    run.pty.write(paste);
+    await run.pty.drained();
+    await run.exited;
+    expect(createHash("sha1").update(readFileSync(out)).digest("hex")).toBe(createHash("sha1").update(paste).digest("hex"));
+  });
+
+  it("drops input still queued when its program ends, without a write error, and drained() settles", async () => {
+    const errors = vi.spyOn(console, "error");
+    try {
+      // The program never reads: most of the paste waits in the server when it exits. (Raw, so the
+      // kernel keeps refusing input to the end instead of discarding it as a full line.)
+      const run = start([...BASH, "-c", "stty raw -echo; echo READY; sleep 0.3"]);
+      await waitFor(() => run.text().includes("READY"), { message: "the program started" });
+      run.pty.write(Buffer.alloc(1 << 20, 0x61));
+      await run.exited;
+      await run.pty.drained();
+      // Thread-pool retries of a queued write used to meet the closed descriptor here (EBADF).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(errors.mock.calls.map((call) => String(call[0]))).not.toContainEqual(expect.stringContaining("pty write error"));
+    } finally {
+      errors.mockRestore();
+    }
   });
 
   it("delivers UTF-8 byte-exact across chunk boundaries", async () => {

@@ -11,6 +11,7 @@ import type { Socket } from "node:net";
 import { spawn as forkPty, type IPty } from "node-pty";
 import { setCloseOnExec, setCloseOnExecFrom, writeSome } from "webmux-fd-flags";
 import { readIntoOwnBuffer } from "./own-read-buffer.ts";
+import { PtyInputQueue } from "./pty-input-queue.ts";
 import { PTY_TERM_NAME, PtySpawnError, type PtyHandover, type PtyProcess, type PtySpawnOptions } from "./pty.ts";
 import { assertSpawnable, childEnvironment, PtyEventRelay, signalProcessGroup, toPtyExit } from "./pty-support.ts";
 
@@ -30,27 +31,6 @@ const FIRST_NON_STDIO_FD = 3;
 /** Read size for that final drain; matches libuv's read buffer. */
 const EXIT_DRAIN_READ_BYTES = 64 * 1024;
 
-/**
- * Keystrokes go straight to the master when nothing is queued before them: node-pty always writes
- * through libuv's thread pool, which costs a keystroke's echo tens of microseconds. The master is
- * non-blocking, so whatever the kernel does not take at once (EAGAIN, a short write) goes to
- * node-pty's queue, after which order is kept by always queueing until it is empty again.
- */
-function writeNow(term: IPty, bytes: Buffer): void {
-  const unix = term as unknown as { fd?: number; _writeStream?: { _writeQueue?: unknown[] } };
-  const queue = unix._writeStream?._writeQueue;
-  if (typeof unix.fd !== "number" || !Array.isArray(queue) || queue.length > 0 || bytes.length === 0) {
-    term.write(bytes);
-    return;
-  }
-  // One write(2), without fs.writeSync's argument checks and error object: -errno is EAGAIN (kernel
-  // buffer full) or an error node-pty's own path will meet and report.
-  const written = Math.max(0, writeSome(unix.fd, bytes));
-  if (written < bytes.length) term.write(bytes.subarray(written));
-}
-
-/** How often a pending write queue is looked at; writes to a PTY usually finish within one. */
-const DRAIN_POLL_MS = 2;
 /** A handover waits this long for queued input to reach the program; a program that reads nothing keeps the PTY here. */
 export const HANDOVER_WRITE_WAIT_MS = 2_000;
 
@@ -74,24 +54,6 @@ export function stopReadStream(socket: Socket): void {
     // each read() emits its chunk as 'data'
   }
   stop();
-}
-
-/**
- * node-pty queues writes and retries on EAGAIN without telling anyone when they finish; its
- * queue (`_writeStream._writeQueue`, node-pty 1.x) is the only witness. Without it, resolve at once.
- */
-function whenQueueEmpty(term: IPty, exited: () => boolean): Promise<void> {
-  const stream = (term as unknown as { _writeStream?: { _writeQueue?: unknown[] } })._writeStream;
-  const queue = stream?._writeQueue;
-  if (!Array.isArray(queue)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const check = () => {
-      if (queue.length === 0 || exited()) resolve();
-      else setTimeout(check, DRAIN_POLL_MS);
-    };
-    // node-pty's queue only empties in an fs.write callback: look after the current turn.
-    setImmediate(check);
-  });
 }
 
 export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
@@ -133,7 +95,13 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
   const leanRead = socket !== undefined && readIntoOwnBuffer(socket, (chunk) => relay.deliverData(chunk, true), true);
   // With `encoding: null` node-pty emits Buffers; its typings still say string.
   if (!leanRead) term.onData((data) => relay.deliverData(data as unknown as Buffer));
+  // Input goes to the master from the main thread only (PtyInputQueue says why); node-pty's own
+  // queue, which writes from the thread pool, stays empty. Without its socket or descriptor (a
+  // node-pty this code does not know), node-pty's write path stays.
+  const input =
+    socket !== undefined && typeof master === "number" ? new PtyInputQueue((bytes) => writeSome(master, bytes), () => !socket.destroyed) : null;
   term.onExit(({ exitCode, signal }) => {
+    input?.close();
     keeper.dispose();
     relay.deliverExit(toPtyExit(exitCode, signal));
   });
@@ -146,10 +114,12 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
     onExit: (listener) => relay.onExit(listener),
     write(data) {
       if (relay.hasExited || handedOver) return;
-      writeNow(term, typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      if (input) input.write(bytes);
+      else term.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     },
     drained() {
-      return whenQueueEmpty(term, () => relay.hasExited);
+      return input && !relay.hasExited ? input.drained() : Promise.resolve();
     },
     resize(cols, rows) {
       if (relay.hasExited || handedOver) return;
@@ -181,12 +151,10 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
       const socket = unix._socket;
       if (relay.hasExited || keeper.exiting || handedOver || typeof master !== "number" || !socket) return null;
       // Input still queued goes to the program first: the successor starts with an empty queue.
-      let waited = false;
-      const timer = setTimeout(() => (waited = true), HANDOVER_WRITE_WAIT_MS);
-      await whenQueueEmpty(term, () => relay.hasExited || waited);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([input?.drained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, HANDOVER_WRITE_WAIT_MS)))]);
       clearTimeout(timer);
-      const queue = (term as unknown as { _writeStream?: { _writeQueue?: unknown[] } })._writeStream?._writeQueue;
-      if (relay.hasExited || keeper.exiting || (Array.isArray(queue) && queue.length > 0)) return null;
+      if (relay.hasExited || keeper.exiting || (input !== null && input.pendingBytes > 0)) return null;
       stopReadStream(socket);
       keeper.setPaused(true);
       if (relay.hasExited || keeper.exiting) {
@@ -200,6 +168,7 @@ export function spawnNodePty(options: PtySpawnOptions): PtyProcess {
         release() {
           handedOver = true;
           // Closes the kept program side; the socket's destroy now really closes the master.
+          input?.close();
           keeper.dispose();
           unix._writeStream?.dispose?.();
           socket.destroy();
