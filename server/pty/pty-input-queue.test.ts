@@ -1,8 +1,9 @@
+import { constants } from "node:os";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { PTY_WRITE_MAX_BACKOFF_MS, PTY_WRITE_QUICK_RETRIES, PtyInputQueue } from "./pty-input-queue.ts";
 
-const EAGAIN = -11;
-const EIO = -5;
+const EAGAIN = -constants.errno.EAGAIN;
+const EIO = -constants.errno.EIO;
 
 /** A master whose kernel buffer takes `room()` bytes per write, recording what it took. */
 function makeMaster(room: () => number) {

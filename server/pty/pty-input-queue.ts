@@ -9,6 +9,7 @@
  * opened in between, the rest of a paste lands there. Here every write happens on the main
  * thread right after asking whether the descriptor is still this terminal's, so none can.
  */
+import { constants } from "node:os";
 
 /** One write(2) of `bytes`: how many the kernel took, or -errno (EAGAIN when its buffer is full). */
 export type WriteSome = (bytes: Uint8Array) => number;
@@ -20,7 +21,8 @@ export const PTY_WRITE_FIRST_BACKOFF_MS = 1;
 /** Longest wait between attempts: a program that stopped reading costs one wake-up per this, not a spinning core. */
 export const PTY_WRITE_MAX_BACKOFF_MS = 16;
 
-const EAGAIN = -11;
+/** The kernel's buffer is full; any other -errno means the terminal is gone (its value differs by platform). */
+const EAGAIN = -constants.errno.EAGAIN;
 
 export class PtyInputQueue {
   private readonly pending: Buffer[] = [];
